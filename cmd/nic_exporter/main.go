@@ -1,0 +1,254 @@
+// Command nic_exporter is a Prometheus exporter for the health of
+// high-performance NICs: mlx5 ConnectX and InfiniBand adapters, AWS ENA and
+// applications accelerated by NVIDIA VMA.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
+	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/demo"
+	"github.com/nic-exporter/nic_exporter/collector/scrape"
+)
+
+// defaultAddress is outside the exporter port range 9100-9999, which the
+// Prometheus default port allocations list had filled by 2023, and below
+// the Linux ephemeral port range.
+const defaultAddress = ":21180"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+// options are the parsed command-line flags.
+type options struct {
+	web            *web.FlagConfig
+	metricsPath    string
+	maxRequests    int
+	sysfs          string
+	procfs         string
+	logLevel       string
+	logFormat      string
+	demo           bool
+	demoFaults     string
+	demoElapsed    time.Duration
+	shutdownGrace  time.Duration
+	errLogInterval time.Duration
+	collectors     []*collectorFlags
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	app := kingpin.New("nic_exporter", "Prometheus exporter for the health of high-performance NICs: devlink health, ethtool, InfiniBand, PCIe and VMA statistics.")
+	app.UsageWriter(stderr)
+	app.ErrorWriter(stderr)
+	app.Version(version.Print("nic_exporter"))
+	app.HelpFlag.Short('h')
+	o := &options{}
+	o.web = kingpinflag.AddFlags(app, defaultAddress)
+	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
+	app.Flag("web.max-requests", "Maximum number of scrapes served at once; more get HTTP 503. 0 means no limit.").Default("40").IntVar(&o.maxRequests)
+	app.Flag("path.sysfs", "sysfs mount point.").Default("/sys").StringVar(&o.sysfs)
+	app.Flag("path.procfs", "procfs mount point.").Default("/proc").StringVar(&o.procfs)
+	app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").EnumVar(&o.logLevel, "debug", "info", "warn", "error")
+	app.Flag("log.format", "Log format: json or console (logfmt-like, for people).").Default("console").EnumVar(&o.logFormat, "json", "console")
+	app.Flag("log.source-error-interval", "How often a repeated source error of the same file or object is logged again.").Default("10m").DurationVar(&o.errLogInterval)
+	app.Flag("web.shutdown-grace", "How long in-flight scrapes may take to finish after SIGTERM.").Default("10s").DurationVar(&o.shutdownGrace)
+	app.Flag("demo", "Run the real collectors against the embedded reference host instead of this machine.").BoolVar(&o.demo)
+	app.Flag("demo.faults", "Documented faults to schedule on the demo host, as name@start or name@start-end, comma-separated, e.g. pcie_degraded@4m,link_flap@2m-3m. Known: "+joinFaults()+".").StringVar(&o.demoFaults)
+	app.Flag("demo.elapsed", "Freeze the demo clock at this time after the start (reproducible output).").DurationVar(&o.demoElapsed)
+	for _, spec := range collectorSpecs() {
+		o.collectors = append(o.collectors, spec.addFlags(app))
+	}
+	if _, err := app.Parse(args); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func joinFaults() string {
+	s := ""
+	for i, f := range demo.Faults() {
+		if i > 0 {
+			s += ", "
+		}
+		s += f
+	}
+	return s
+}
+
+func newLogger(level, format string, w zapcore.WriteSyncer) (*zap.Logger, error) {
+	var lvl zapcore.Level
+	if err := lvl.Set(level); err != nil {
+		return nil, err
+	}
+	encCfg := zap.NewProductionEncoderConfig()
+	encCfg.EncodeTime = zapcore.ISO8601TimeEncoder
+	var enc zapcore.Encoder
+	if format == "json" {
+		enc = zapcore.NewJSONEncoder(encCfg)
+	} else {
+		encCfg.EncodeLevel = zapcore.CapitalLevelEncoder
+		enc = zapcore.NewConsoleEncoder(encCfg)
+	}
+	return zap.New(zapcore.NewCore(enc, w, lvl)), nil
+}
+
+func run(args []string, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "nic_exporter: %v\n", err)
+		return 2
+	}
+	log, err := newLogger(o.logLevel, o.logFormat, zapcore.AddSync(stderr))
+	if err != nil {
+		fmt.Fprintf(stderr, "nic_exporter: %v\n", err)
+		return 2
+	}
+	defer func() { _ = log.Sync() }()
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx, o, log); err != nil {
+		log.Error("nic_exporter stopped", zap.Error(err))
+		return 1
+	}
+	log.Info("nic_exporter stopped")
+	return 0
+}
+
+func serve(ctx context.Context, o *options, log *zap.Logger) error {
+	log.Info("starting nic_exporter", zap.String("version", version.Info()), zap.String("build", version.BuildContext()))
+	env := sources{sysfs: o.sysfs, procfs: o.procfs}
+	var wg sync.WaitGroup
+	pollCtx, cancelPolls := context.WithCancel(context.Background())
+	defer func() {
+		cancelPolls()
+		wg.Wait()
+	}()
+	if o.demo {
+		host, err := demo.New(demo.Config{Faults: o.demoFaults, Elapsed: o.demoElapsed}, log.Named("demo"))
+		if err != nil {
+			return err
+		}
+		defer host.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			host.Run(pollCtx)
+		}()
+		env.sysfs = host.SysfsPath()
+		env.demo = host
+		log.Info("running on the embedded demo host", zap.String("sysfs", env.sysfs), zap.String("faults", o.demoFaults))
+	} else if o.demoFaults != "" || o.demoElapsed != 0 {
+		return errors.New("--demo.faults and --demo.elapsed need --demo")
+	}
+
+	var runners []*collector.Runner
+	for _, cf := range o.collectors {
+		if !cf.enabled {
+			log.Info("collector disabled", zap.String("collector", cf.spec.name))
+			continue
+		}
+		c, err := cf.build(env, log.Named(cf.spec.name))
+		if err != nil {
+			return fmt.Errorf("collector %s: %w", cf.spec.name, err)
+		}
+		runners = append(runners, collector.NewRunner(c, collector.RunnerConfig{
+			Interval:         cf.interval,
+			Timeout:          cf.timeout,
+			ErrorLogInterval: o.errLogInterval,
+		}, log))
+	}
+	for _, r := range runners {
+		wg.Add(1)
+		go func(r *collector.Runner) {
+			defer wg.Done()
+			r.Run(pollCtx)
+		}(r)
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collector.NewSelfMetrics(runners),
+		versioncollector.NewCollector("nic_exporter"),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	sourcesList := make([]scrape.Source, len(runners))
+	for i, r := range runners {
+		sourcesList[i] = r
+	}
+	metrics := scrape.NewHandler(sourcesList, scrape.Config{MaxConcurrent: o.maxRequests, Gatherer: reg}, log.Named("scrape"))
+
+	mux := http.NewServeMux()
+	mux.Handle(o.metricsPath, metrics)
+	mux.HandleFunc("/healthz", scrape.Healthz)
+	mux.Handle("/readyz", scrape.Readyz(func() (bool, []string) {
+		var waiting []string
+		for _, r := range runners {
+			if !r.Status().PollingComplete {
+				waiting = append(waiting, r.Name())
+			}
+		}
+		return len(waiting) == 0, waiting
+	}))
+	if o.metricsPath != "/" {
+		landing, err := web.NewLandingPage(web.LandingConfig{
+			Name:        "NIC Exporter",
+			Description: "Prometheus exporter for the health of high-performance NICs",
+			Version:     version.Info(),
+			Links: []web.LandingLinks{
+				{Address: o.metricsPath, Text: "Metrics"},
+				{Address: "/healthz", Text: "Health"},
+				{Address: "/readyz", Text: "Readiness"},
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("landing page: %w", err)
+		}
+		mux.Handle("/", landing)
+	}
+
+	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	serveErr := make(chan error, 1)
+	go func() {
+		serveErr <- web.ListenAndServe(server, o.web, slog.New(zapslog.NewHandler(log.Named("web").Core())))
+	}()
+	select {
+	case err := <-serveErr:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serving HTTP: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: stopping polls and finishing in-flight scrapes")
+	cancelPolls()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), o.shutdownGrace)
+	defer cancel()
+	if err := server.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutting down HTTP: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,227 @@
+// Package demo provides the embedded reference host that nic_exporter
+// --demo runs its real collectors against. It swaps only the sources: it
+// extracts a sysfs tree to a temporary directory and keeps rewriting its
+// files as a live host would change them, with counters that advance and
+// documented faults applied on a schedule.
+package demo
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+//go:embed host.txtar
+var hostTree string
+
+// Config configures the demo host.
+type Config struct {
+	// Faults schedules documented faults, for example
+	// "pcie_degraded@4m,link_flap@2m-3m".
+	Faults string
+	// Elapsed, when positive, freezes the demo clock at this time after
+	// the start, so output is reproducible (golden files, screenshots).
+	Elapsed time.Duration
+	// UpdateInterval is how often the files are rewritten; default 1 s.
+	UpdateInterval time.Duration
+}
+
+// Fault is one scheduled fault.
+type Fault struct {
+	Name  string
+	Start time.Duration
+	End   time.Duration // zero: until the exporter stops
+}
+
+// A part is one source of the reference host: the files or fake devices
+// one collector reads, the faults it knows and how it advances over time.
+// Each part lives in its own file of this package.
+type part struct {
+	// faults maps each fault name the part knows to what it does.
+	faults map[string]string
+	// update rewrites the part's state for the current demo clock. It is
+	// called once at start and then every UpdateInterval.
+	update func(h *Host) error
+}
+
+// parts lists the parts of the reference host.
+func parts() []part {
+	return []part{netdevPart}
+}
+
+// faultHelp returns every known fault with what it does.
+func faultHelp() map[string]string {
+	out := make(map[string]string)
+	for _, p := range parts() {
+		for name, help := range p.faults {
+			out[name] = help
+		}
+	}
+	return out
+}
+
+// Faults returns the names of the faults the demo host knows, sorted.
+func Faults() []string {
+	help := faultHelp()
+	out := make([]string, 0, len(help))
+	for n := range help {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ParseFaults parses a fault schedule such as "fw_fatal@2m,link_flap@1m-90s".
+func ParseFaults(s string) ([]Fault, error) {
+	var out []Fault
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name, when, ok := strings.Cut(item, "@")
+		if !ok {
+			return nil, fmt.Errorf("demo fault %q: want name@start or name@start-end, for example pcie_degraded@4m", item)
+		}
+		if _, known := faultHelp()[name]; !known {
+			return nil, fmt.Errorf("unknown demo fault %q; known faults: %s", name, strings.Join(Faults(), ", "))
+		}
+		startS, endS, hasEnd := strings.Cut(when, "-")
+		f := Fault{Name: name}
+		var err error
+		if f.Start, err = time.ParseDuration(startS); err != nil || f.Start < 0 {
+			return nil, fmt.Errorf("demo fault %q: bad start %q", item, startS)
+		}
+		if hasEnd {
+			if f.End, err = time.ParseDuration(endS); err != nil || f.End <= f.Start {
+				return nil, fmt.Errorf("demo fault %q: end %q must be a duration after the start", item, endS)
+			}
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// Host is a running demo host.
+type Host struct {
+	cfg     Config
+	log     *zap.Logger
+	faults  []Fault
+	dir     string
+	scratch string
+	start   time.Time
+	now     func() time.Time
+}
+
+// New extracts the reference host into a new temporary directory.
+func New(cfg Config, log *zap.Logger) (*Host, error) {
+	faults, err := ParseFaults(cfg.Faults)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.UpdateInterval <= 0 {
+		cfg.UpdateInterval = time.Second
+	}
+	entries, err := parseTree(hostTree)
+	if err != nil {
+		return nil, fmt.Errorf("embedded demo host: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "nic_exporter-demo-")
+	if err != nil {
+		return nil, fmt.Errorf("creating the demo host directory: %w", err)
+	}
+	h := &Host{cfg: cfg, log: log, faults: faults, dir: dir, scratch: filepath.Join(dir, "scratch"), now: time.Now}
+	if err := os.Mkdir(h.scratch, 0o755); err != nil {
+		h.Close()
+		return nil, err
+	}
+	if err := writeTree(dir, entries); err != nil {
+		h.Close()
+		return nil, fmt.Errorf("extracting the demo host: %w", err)
+	}
+	h.start = h.now()
+	if err := h.update(); err != nil {
+		h.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
+// SysfsPath returns the root of the demo host's sysfs.
+func (h *Host) SysfsPath() string { return filepath.Join(h.dir, "sys") }
+
+// Elapsed returns the demo clock: the time since the start, or the frozen
+// time from Config.Elapsed.
+func (h *Host) Elapsed() time.Duration {
+	if h.cfg.Elapsed > 0 {
+		return h.cfg.Elapsed
+	}
+	return h.now().Sub(h.start)
+}
+
+// Active reports whether the named fault is in effect now.
+func (h *Host) Active(name string) bool {
+	t := h.Elapsed()
+	for _, f := range h.faults {
+		if f.Name == name && t >= f.Start && (f.End == 0 || t < f.End) {
+			return true
+		}
+	}
+	return false
+}
+
+// ActiveFor returns for how long the named fault has been in effect.
+func (h *Host) ActiveFor(name string) time.Duration {
+	t := h.Elapsed()
+	var d time.Duration
+	for _, f := range h.faults {
+		if f.Name != name || t < f.Start {
+			continue
+		}
+		end := t
+		if f.End != 0 && f.End < t {
+			end = f.End
+		}
+		d += end - f.Start
+	}
+	return d
+}
+
+// Run rewrites the host's files every UpdateInterval until ctx is done.
+func (h *Host) Run(ctx context.Context) {
+	t := time.NewTicker(h.cfg.UpdateInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := h.update(); err != nil {
+				h.log.Warn("updating the demo host failed", zap.Error(err))
+			}
+		}
+	}
+}
+
+// Close removes the host's directory.
+func (h *Host) Close() error { return os.RemoveAll(h.dir) }
+
+func (h *Host) update() error {
+	for _, p := range parts() {
+		if err := p.update(h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (h *Host) write(rel, content string) error {
+	return writeAtomic(h.scratch, filepath.Join(h.dir, filepath.FromSlash(rel)), content)
+}

@@ -1,0 +1,391 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"syscall"
+
+	"go.uber.org/zap"
+
+	"github.com/nic-exporter/nic_exporter/collector/exposition"
+)
+
+// NetdevConfig configures the netdev collector.
+type NetdevConfig struct {
+	// SysfsPath is the sysfs mount point, normally /sys.
+	SysfsPath string
+	// Filter selects interfaces by name; it is applied before any file of
+	// an interface is read.
+	Filter DeviceFilter
+}
+
+// Netdev exports the kernel's view of network interfaces from
+// /sys/class/net: operational and administrative state, carrier and its
+// changes, speed, MTU, interface statistics, and, for interfaces backed by
+// a PCI device, the PCIe link and NUMA node.
+//
+// It reads sysfs directly rather than through procfs' NetClass: NetClass
+// reads every attribute of every interface before a filter could apply,
+// silently drops read errors (so they cannot be counted), and does not
+// read statistics/ or the PCIe link attributes.
+type Netdev struct {
+	cfg         NetdevConfig
+	log         *zap.Logger
+	unsupported *unsupportedSet
+}
+
+// NewNetdev returns a netdev collector.
+func NewNetdev(cfg NetdevConfig, log *zap.Logger) *Netdev {
+	return &Netdev{cfg: cfg, log: log, unsupported: newUnsupportedSet()}
+}
+
+// Name implements Collector.
+func (*Netdev) Name() string { return "netdev" }
+
+// netStat is one file of /sys/class/net/<if>/statistics.
+type netStat struct {
+	file string
+	desc *exposition.Desc
+}
+
+// netStats lists the kernel's interface statistics (struct
+// rtnl_link_stats64). Files a kernel does not have are skipped silently.
+var netStats = func() []netStat {
+	defs := []struct{ file, help string }{
+		{"rx_packets", "Packets received."},
+		{"tx_packets", "Packets transmitted."},
+		{"rx_bytes", "Bytes received."},
+		{"tx_bytes", "Bytes transmitted."},
+		{"rx_errors", "Receive errors of all kinds."},
+		{"tx_errors", "Transmit errors of all kinds."},
+		{"rx_dropped", "Received packets dropped by the kernel or driver, for example for lack of buffers."},
+		{"tx_dropped", "Packets dropped on transmit, for example for lack of resources."},
+		{"multicast", "Multicast packets received."},
+		{"collisions", "Collisions on the medium."},
+		{"rx_length_errors", "Received frames with a bad length."},
+		{"rx_over_errors", "Receive ring buffer overflows."},
+		{"rx_crc_errors", "Received frames with a bad CRC."},
+		{"rx_frame_errors", "Received frames with an alignment error."},
+		{"rx_fifo_errors", "Receive FIFO overruns."},
+		{"rx_missed_errors", "Packets the device missed, for example for lack of host buffers."},
+		{"tx_aborted_errors", "Transmissions aborted."},
+		{"tx_carrier_errors", "Transmit errors from losing the carrier."},
+		{"tx_fifo_errors", "Transmit FIFO underruns."},
+		{"tx_heartbeat_errors", "Transmit heartbeat (SQE) errors."},
+		{"tx_window_errors", "Late collisions."},
+		{"rx_compressed", "Compressed packets received."},
+		{"tx_compressed", "Compressed packets transmitted."},
+		{"rx_nohandler", "Packets received on an inactive device or without a protocol handler."},
+		{"rx_otherhost_dropped", "Packets dropped because their destination MAC was another host's."},
+	}
+	out := make([]netStat, len(defs))
+	for i, d := range defs {
+		out[i] = netStat{file: d.file, desc: exposition.MustNewDesc("nic_netdev_"+d.file+"_total", d.help+" From /sys/class/net/<device>/statistics/"+d.file+".", exposition.Counter, "device")}
+	}
+	return out
+}()
+
+var (
+	netdevInfo = exposition.MustNewDesc("nic_netdev_info",
+		"Interface facts, value 1: MAC address, driver and the PCI address of the backing device (empty when none).",
+		exposition.Gauge, "device", "address", "driver", "pci_address")
+	netdevUp = exposition.MustNewDesc("nic_netdev_up",
+		"1 if the interface's operational state is up, else 0.", exposition.Gauge, "device")
+	netdevOperState = exposition.MustNewDesc("nic_netdev_oper_state",
+		"Operational state as in RFC 2863 ifOperStatus: 1 up, 2 down, 3 testing, 4 unknown, 5 dormant, 6 notpresent, 7 lowerlayerdown.",
+		exposition.Gauge, "device")
+	netdevAdminUp = exposition.MustNewDesc("nic_netdev_admin_up",
+		"1 if the interface is administratively up (IFF_UP), else 0.", exposition.Gauge, "device")
+	netdevCarrier = exposition.MustNewDesc("nic_netdev_carrier",
+		"1 if the interface has a carrier (link), else 0. Absent while the interface is administratively down.", exposition.Gauge, "device")
+	netdevCarrierChanges = exposition.MustNewDesc("nic_netdev_carrier_changes_total",
+		"Carrier changes (link flaps) since the interface was created.", exposition.Counter, "device")
+	netdevSpeed = exposition.MustNewDesc("nic_netdev_speed_bytes_per_second",
+		"Negotiated link speed. Absent when the link is down or the driver reports no speed.", exposition.Gauge, "device")
+	netdevMTU = exposition.MustNewDesc("nic_netdev_mtu_bytes",
+		"Maximum transmission unit.", exposition.Gauge, "device")
+
+	pcieCurSpeed = exposition.MustNewDesc("nic_pcie_link_speed_gigatransfers_per_second",
+		"Current PCIe link speed of the device behind the interface, in GT/s.", exposition.Gauge, "device", "pci_address")
+	pcieMaxSpeed = exposition.MustNewDesc("nic_pcie_link_max_speed_gigatransfers_per_second",
+		"Maximum PCIe link speed the device supports, in GT/s.", exposition.Gauge, "device", "pci_address")
+	pcieCurWidth = exposition.MustNewDesc("nic_pcie_link_width_lanes",
+		"Current PCIe link width of the device behind the interface, in lanes.", exposition.Gauge, "device", "pci_address")
+	pcieMaxWidth = exposition.MustNewDesc("nic_pcie_link_max_width_lanes",
+		"Maximum PCIe link width the device supports, in lanes.", exposition.Gauge, "device", "pci_address")
+	pcieDegraded = exposition.MustNewDesc("nic_pcie_link_degraded",
+		"1 if the PCIe link trained below the device's capability (speed or width), for example x8 on an x16 card; else 0.",
+		exposition.Gauge, "device", "pci_address")
+	pcieNUMA = exposition.MustNewDesc("nic_pcie_numa_node",
+		"NUMA node of the device behind the interface; -1 when the platform reports none.", exposition.Gauge, "device", "pci_address")
+)
+
+var operStates = map[string]float64{
+	"up": 1, "down": 2, "testing": 3, "unknown": 4, "dormant": 5, "notpresent": 6, "lowerlayerdown": 7,
+}
+
+// optional is a value that may be missing.
+type optional struct {
+	v  float64
+	ok bool
+}
+
+// netIface is what one poll read of one interface.
+type netIface struct {
+	name      string
+	address   string
+	driver    string
+	operState string
+	adminUp   optional
+	carrier   optional
+	changes   optional
+	speedMbps optional
+	mtu       optional
+	stats     []optional
+	pci       *pciLink
+}
+
+type pciLink struct {
+	address            string
+	curSpeed, maxSpeed optional
+	curWidth, maxWidth optional
+	numa               optional
+}
+
+// errVanished says an interface disappeared while it was read.
+var errVanished = errors.New("interface vanished during the poll")
+
+// Update implements Collector.
+func (n *Netdev) Update(ctx context.Context, p *Poll) error {
+	root := filepath.Join(n.cfg.SysfsPath, "class", "net")
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return fmt.Errorf("listing network interfaces: %w", err)
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if n.cfg.Filter.Match(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	seen := make(map[string]bool, len(names))
+	devices := 0
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ifc, identity, err := n.read(filepath.Join(root, name), name, p)
+		if errors.Is(err, errVanished) {
+			n.log.Debug("interface vanished during the poll", zap.String("device", name))
+			continue
+		}
+		if err != nil {
+			p.SourceError(filepath.Join(root, name), err)
+			continue
+		}
+		seen[identity] = true
+		devices++
+		emitNetIface(p.Builder, ifc)
+	}
+	n.unsupported.retain(seen)
+	p.SetDevices(devices)
+	return nil
+}
+
+// read reads one interface. Single unreadable attributes are reported to
+// p and left out; errVanished means the whole interface went away.
+func (n *Netdev) read(dir, name string, p *Poll) (*netIface, string, error) {
+	ifindex, err := readAttr(filepath.Join(dir, "ifindex"))
+	if err != nil {
+		if isNotExist(err) {
+			return nil, "", errVanished
+		}
+		return nil, "", err
+	}
+	identity := name + "#" + ifindex
+	ifc := &netIface{name: name, stats: make([]optional, len(netStats))}
+	vanished := false
+	// get reads one attribute; expected absences are silent, other errors
+	// are reported once per attribute identity.
+	get := func(rel string, optionalFile bool) (string, bool) {
+		if n.unsupported.has(identity, rel) {
+			return "", false
+		}
+		s, err := readAttr(filepath.Join(dir, rel))
+		if err == nil {
+			return s, true
+		}
+		switch {
+		case isNotExist(err):
+			if _, serr := os.Stat(dir); serr != nil {
+				vanished = true
+				return "", false
+			}
+			if optionalFile {
+				return "", false
+			}
+		case errors.Is(err, syscall.EINVAL), errors.Is(err, syscall.EOPNOTSUPP):
+			// The driver does not support it; remember, so it is not read
+			// again for this interface.
+			n.unsupported.add(identity, rel)
+		}
+		p.SourceError(filepath.Join(dir, rel), err)
+		return "", false
+	}
+	num := func(rel string, optionalFile bool) optional {
+		s, ok := get(rel, optionalFile)
+		if !ok {
+			return optional{}
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			if u, uerr := parseUint(s); uerr == nil {
+				return optional{v: float64(u), ok: true}
+			}
+			p.SourceError(filepath.Join(dir, rel), fmt.Errorf("%w: %q", errParse, s))
+			return optional{}
+		}
+		return optional{v: v, ok: true}
+	}
+
+	ifc.address, _ = get("address", true)
+	ifc.operState, _ = get("operstate", false)
+	if flags := num("flags", false); flags.ok {
+		ifc.adminUp = optional{v: float64(uint64(flags.v) & syscall.IFF_UP), ok: true}
+	}
+	// carrier and speed answer EINVAL while the interface is down; that
+	// is the state, not an error.
+	if ifc.adminUp.ok && ifc.adminUp.v == 1 {
+		ifc.carrier = num("carrier", false)
+		if ifc.carrier.ok && ifc.carrier.v == 1 {
+			if sp := num("speed", true); sp.ok && sp.v >= 0 {
+				ifc.speedMbps = sp
+			}
+		}
+	}
+	ifc.changes = num("carrier_changes", true)
+	ifc.mtu = num("mtu", false)
+	for i, st := range netStats {
+		ifc.stats[i] = num(filepath.Join("statistics", st.file), true)
+	}
+	if target, err := filepath.EvalSymlinks(filepath.Join(dir, "device")); err == nil {
+		if drv, err := os.Readlink(filepath.Join(target, "driver")); err == nil {
+			ifc.driver = filepath.Base(drv)
+		}
+		ifc.pci = n.readPCI(target, identity, p)
+	}
+	if vanished {
+		return nil, "", errVanished
+	}
+	return ifc, identity, nil
+}
+
+// readPCI finds the PCI function behind an interface's device (the device
+// itself, or its parent for virtio) and reads its link attributes.
+// Conventional PCI devices have no link attributes and report only NUMA.
+func (n *Netdev) readPCI(devDir, identity string, p *Poll) *pciLink {
+	dir := devDir
+	for i := 0; i < 2; i++ {
+		if sub, err := os.Readlink(filepath.Join(dir, "subsystem")); err == nil && filepath.Base(sub) == "pci" {
+			break
+		}
+		dir = filepath.Dir(dir)
+		if i == 1 {
+			return nil
+		}
+	}
+	link := &pciLink{address: filepath.Base(dir)}
+	speed := func(file string) optional {
+		if n.unsupported.has(identity, "pci/"+file) {
+			return optional{}
+		}
+		s, err := readAttr(filepath.Join(dir, file))
+		if err != nil {
+			if !isNotExist(err) { // no PCIe capability: not an error
+				n.unsupported.add(identity, "pci/"+file)
+				p.SourceError(filepath.Join(dir, file), err)
+			}
+			return optional{}
+		}
+		v, ok, err := parsePCIeSpeed(s)
+		if err != nil {
+			p.SourceError(filepath.Join(dir, file), err)
+		}
+		return optional{v: v, ok: ok}
+	}
+	width := func(file string) optional {
+		s, err := readAttr(filepath.Join(dir, file))
+		if err != nil {
+			if !isNotExist(err) {
+				p.SourceError(filepath.Join(dir, file), err)
+			}
+			return optional{}
+		}
+		v, err := parseUint(s)
+		if err != nil {
+			p.SourceError(filepath.Join(dir, file), err)
+			return optional{}
+		}
+		if v == 0 { // link down or not reported
+			return optional{}
+		}
+		return optional{v: float64(v), ok: true}
+	}
+	link.curSpeed = speed("current_link_speed")
+	link.maxSpeed = speed("max_link_speed")
+	link.curWidth = width("current_link_width")
+	link.maxWidth = width("max_link_width")
+	if s, err := readAttr(filepath.Join(dir, "numa_node")); err == nil {
+		if v, err := parseInt(s); err == nil {
+			link.numa = optional{v: float64(v), ok: true}
+		} else {
+			p.SourceError(filepath.Join(dir, "numa_node"), err)
+		}
+	}
+	return link
+}
+
+func emitNetIface(b *exposition.Builder, ifc *netIface) {
+	pciAddr := ""
+	if ifc.pci != nil {
+		pciAddr = ifc.pci.address
+	}
+	b.Add(netdevInfo, 1, ifc.name, ifc.address, ifc.driver, pciAddr)
+	if v, ok := operStates[ifc.operState]; ok {
+		b.Add(netdevOperState, v, ifc.name)
+		b.Add(netdevUp, boolFloat(v == 1), ifc.name)
+	}
+	addOpt(b, netdevAdminUp, ifc.adminUp, ifc.name)
+	addOpt(b, netdevCarrier, ifc.carrier, ifc.name)
+	addOpt(b, netdevCarrierChanges, ifc.changes, ifc.name)
+	if ifc.speedMbps.ok {
+		b.Add(netdevSpeed, ifc.speedMbps.v*1e6/8, ifc.name)
+	}
+	addOpt(b, netdevMTU, ifc.mtu, ifc.name)
+	for i, st := range netStats {
+		addOpt(b, st.desc, ifc.stats[i], ifc.name)
+	}
+	if l := ifc.pci; l != nil {
+		addOpt(b, pcieCurSpeed, l.curSpeed, ifc.name, l.address)
+		addOpt(b, pcieMaxSpeed, l.maxSpeed, ifc.name, l.address)
+		addOpt(b, pcieCurWidth, l.curWidth, ifc.name, l.address)
+		addOpt(b, pcieMaxWidth, l.maxWidth, ifc.name, l.address)
+		if l.curSpeed.ok && l.maxSpeed.ok && l.curWidth.ok && l.maxWidth.ok {
+			degraded := l.curSpeed.v < l.maxSpeed.v || l.curWidth.v < l.maxWidth.v
+			b.Add(pcieDegraded, boolFloat(degraded), ifc.name, l.address)
+		}
+		addOpt(b, pcieNUMA, l.numa, ifc.name, l.address)
+	}
+}
+
+func addOpt(b *exposition.Builder, d *exposition.Desc, o optional, labels ...string) {
+	if o.ok {
+		b.Add(d, o.v, labels...)
+	}
+}

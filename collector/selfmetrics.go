@@ -1,0 +1,70 @@
+package collector
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// SelfMetrics exports the state of every Runner as the
+// nic_exporter_collector_* metrics. It implements prometheus.Collector and
+// reads the runners' atomics only.
+type SelfMetrics struct {
+	runners []*Runner
+
+	up, absent, duration, lastSuccess, errors, series, devices, invalid, events, sourceErrors *prometheus.Desc
+}
+
+// NewSelfMetrics returns the self-metrics of runners.
+func NewSelfMetrics(runners []*Runner) *SelfMetrics {
+	l := []string{"collector"}
+	return &SelfMetrics{
+		runners:      runners,
+		up:           prometheus.NewDesc("nic_exporter_collector_up", "1 if the collector's last poll succeeded (a source absent from this host counts as success), 0 if it failed or timed out.", l, nil),
+		absent:       prometheus.NewDesc("nic_exporter_collector_source_absent", "1 if the collector's source does not exist on this host, so it has nothing to collect.", l, nil),
+		duration:     prometheus.NewDesc("nic_exporter_collector_poll_duration_seconds", "Duration of the collector's last poll.", l, nil),
+		lastSuccess:  prometheus.NewDesc("nic_exporter_collector_last_success_timestamp_seconds", "Unix time of the collector's last successful poll.", l, nil),
+		errors:       prometheus.NewDesc("nic_exporter_collector_errors_total", "Polls of the collector that failed or timed out.", l, nil),
+		series:       prometheus.NewDesc("nic_exporter_collector_series", "Series in the collector's published snapshot.", l, nil),
+		devices:      prometheus.NewDesc("nic_exporter_collector_devices", "Devices or files the collector found in its last published snapshot, after filters.", l, nil),
+		invalid:      prometheus.NewDesc("nic_exporter_collector_invalid_samples_total", "Samples the collector produced that were malformed and skipped.", l, nil),
+		events:       prometheus.NewDesc("nic_exporter_collector_event_publications_total", "Snapshots the collector published between polls because of events.", l, nil),
+		sourceErrors: prometheus.NewDesc("nic_exporter_collector_source_errors_total", "Reads of single files or objects that failed and dropped only the affected series, by reason.", []string{"collector", "reason"}, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (m *SelfMetrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{m.up, m.absent, m.duration, m.lastSuccess, m.errors, m.series, m.devices, m.invalid, m.events, m.sourceErrors} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (m *SelfMetrics) Collect(ch chan<- prometheus.Metric) {
+	for _, r := range m.runners {
+		st := r.Status()
+		n := st.Name
+		ch <- prometheus.MustNewConstMetric(m.up, prometheus.GaugeValue, boolFloat(st.Up), n)
+		ch <- prometheus.MustNewConstMetric(m.absent, prometheus.GaugeValue, boolFloat(st.Absent), n)
+		ch <- prometheus.MustNewConstMetric(m.duration, prometheus.GaugeValue, st.LastDuration.Seconds(), n)
+		var ts float64
+		if !st.LastSuccess.IsZero() {
+			ts = float64(st.LastSuccess.UnixNano()) / 1e9
+		}
+		ch <- prometheus.MustNewConstMetric(m.lastSuccess, prometheus.GaugeValue, ts, n)
+		ch <- prometheus.MustNewConstMetric(m.errors, prometheus.CounterValue, float64(st.Failures), n)
+		ch <- prometheus.MustNewConstMetric(m.series, prometheus.GaugeValue, float64(st.Series), n)
+		ch <- prometheus.MustNewConstMetric(m.devices, prometheus.GaugeValue, float64(st.Devices), n)
+		ch <- prometheus.MustNewConstMetric(m.invalid, prometheus.CounterValue, float64(st.InvalidSamples), n)
+		ch <- prometheus.MustNewConstMetric(m.events, prometheus.CounterValue, float64(st.Events), n)
+		for _, rc := range st.SourceErrors {
+			ch <- prometheus.MustNewConstMetric(m.sourceErrors, prometheus.CounterValue, float64(rc.Count), n, rc.Reason)
+		}
+	}
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
