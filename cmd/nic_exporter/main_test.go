@@ -21,6 +21,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/nic-exporter/nic_exporter/collector/testenv"
 )
@@ -352,5 +353,52 @@ func TestDocsMetricsMatchScrape(t *testing.T) {
 	}
 	if diff := cmp.Diff(current, table); diff != "" {
 		t.Errorf("docs/metrics.md is out of date with the demo scrape (-doc +scrape); run go test ./cmd/nic_exporter -update:\n%s", diff)
+	}
+}
+
+func TestBasicAuthFromWebConfig(t *testing.T) {
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "web.yml")
+	if err := os.WriteFile(cfg, []byte("basic_auth_users:\n  prometheus: "+string(hash)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freePort(t)
+	cmd := exec.Command(binary, "--web.listen-address="+addr, "--web.config.file="+cfg, "--demo")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	get := func(user, pass string) int {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for get("prometheus", "s3cret") != 200 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no authorised scrape within 20 s\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if code := get("", ""); code != http.StatusUnauthorized {
+		t.Errorf("scrape without credentials: %d, want 401", code)
+	}
+	if code := get("prometheus", "wrong"); code != http.StatusUnauthorized {
+		t.Errorf("scrape with a wrong password: %d, want 401", code)
 	}
 }
