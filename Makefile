@@ -8,7 +8,7 @@ LDFLAGS   := -s -w \
 	-X github.com/prometheus/common/version.Revision=$(REVISION) \
 	-X github.com/prometheus/common/version.Branch=$(BRANCH)
 
-.PHONY: all build test unit lint fmt-check vet staticcheck tidy-check bench demo
+.PHONY: all build test unit lint fmt-check vet staticcheck tidy-check bench bench-compare demo
 
 all: lint build test
 
@@ -46,3 +46,10 @@ tidy-check:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# bench-compare runs nic_exporter and node_exporter 1.5.0 side by side on
+# the same synthetic large host and real veth devices and writes
+# docs/bench-compare.md, docs/bench-compare.jsonl and docs/bench-compare.png.
+# It needs root and takes a few minutes; it is not part of make test.
+bench-compare:
+	bench/compare.sh

@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# Fleet-scale comparison of nic_exporter with node_exporter (make
+# bench-compare). Runs on a fresh Debian machine as root, in a few minutes:
+#
+# 1. installs wrk, gnuplot, ethtool and iproute2 from Debian if missing, and
+#    node_exporter 1.5.0 from the Debian package prometheus-node-exporter
+#    (unpacked into the work directory with dpkg-deb, so no service starts);
+# 2. builds nic_exporter, the host generator and the load generator;
+# 3. for each host size: creates a network namespace it owns with real veth
+#    devices of many queues (the ethtool source of both exporters), writes
+#    a synthetic sysfs tree with the same interface names plus InfiniBand
+#    devices (bench/scalehost; --path.sysfs of both exporters), starts both
+#    exporters inside the namespace and measures them one at a time with
+#    bench/cmd/loadgen (and wrk as a cross-check on the large host);
+# 4. writes the report (RESULTS) and the plot of scrape latency against
+#    series count (PLOT).
+#
+# node_exporter runs its netclass, infiniband and ethtool collectors;
+# nic_exporter its netdev, infiniband and ethtool collectors. Both read the
+# same files and the same devices.
+#
+# Environment: RESULTS (default docs/bench-compare.md), PLOT (default
+# docs/bench-compare.png), SIZES (space-separated name:ports:queues), KEEP=1
+# keeps the work directory, NIC_EXPORTER=path uses a prebuilt binary.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+REPO=$(pwd)
+RESULTS=${RESULTS:-docs/bench-compare.md}
+PLOT=${PLOT:-docs/bench-compare.png}
+# name:ports:queues. A veth with Q queues has 9*Q+1 ethtool statistics;
+# 560 queues give 5,041, as many as an mlx5 port with 64 channels.
+SIZES=${SIZES:-"1-port:1:560 4-ports:4:560 large:16:560 100k:20:560 1M:28:4096"}
+NS=nicbench$$
+THEIRS_ADDR=127.0.0.1:9900
+OURS_ADDR=127.0.0.1:9901
+WORK=$(mktemp -d /tmp/nic-bench.XXXXXX)
+OUT=$WORK/results.jsonl
+PIDS=()
+
+log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+cleanup() {
+	stop_all
+	ip netns del "$NS" 2>/dev/null || true
+	if [ "${KEEP:-0}" = 1 ]; then log "work directory kept: $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+if [ "$(id -u)" != 0 ]; then
+	echo "bench-compare needs root: it creates a network namespace and veth devices" >&2
+	exit 1
+fi
+
+# 1. Tools.
+missing=()
+command -v wrk >/dev/null || missing+=(wrk)
+command -v gnuplot >/dev/null || missing+=(gnuplot-nox)
+command -v ethtool >/dev/null || missing+=(ethtool)
+command -v ip >/dev/null || missing+=(iproute2)
+command -v dpkg-deb >/dev/null || missing+=(dpkg)
+if [ ${#missing[@]} -gt 0 ]; then
+	log "installing ${missing[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2
+fi
+NE=$WORK/node_exporter/usr/bin/prometheus-node-exporter
+mkdir -p "$WORK/deb" && chmod 777 "$WORK/deb"
+log "downloading the Debian package prometheus-node-exporter"
+(cd "$WORK/deb" && apt-get download -q prometheus-node-exporter >&2)
+dpkg-deb -x "$WORK"/deb/prometheus-node-exporter_*.deb "$WORK/node_exporter"
+NE_VERSION=$("$NE" --version 2>&1 | head -1)
+case "$NE_VERSION" in
+*"version 1.5.0 "*) ;;
+*) echo "want node_exporter 1.5.0, the package has: $NE_VERSION" >&2; exit 1 ;;
+esac
+
+# 2. Builds.
+log "building"
+if [ -n "${NIC_EXPORTER:-}" ]; then
+	NIC=$NIC_EXPORTER
+else
+	NIC=$WORK/nic_exporter
+	CGO_ENABLED=0 go build -o "$NIC" ./cmd/nic_exporter
+fi
+go build -o "$WORK/scalehost" ./bench/cmd/scalehost
+go build -o "$WORK/loadgen" ./bench/cmd/loadgen
+LG=$WORK/loadgen
+
+# nic_exporter's collectors: netdev, infiniband and ethtool; every other
+# collector the build has is switched off, so both exporters read the same
+# sources.
+help=$("$NIC" --help 2>&1)
+OURS_FLAGS=()
+for c in $(grep -oE -- '--\[no-\]collector\.[a-z_]+ ' <<<"$help" | sed -E 's/.*collector\.([a-z_]+) /\1/'); do
+	case $c in
+	netdev | infiniband | ethtool) ;;
+	*) OURS_FLAGS+=("--no-collector.$c") ;;
+	esac
+done
+for c in infiniband ethtool; do
+	if ! grep -q -- "--\[no-\]collector.$c " <<<"$help"; then
+		echo "this nic_exporter build has no $c collector; the comparison would not be like for like" >&2
+		exit 1
+	fi
+done
+
+in_ns() { ip netns exec "$NS" "$@"; }
+
+# setup_ns PORTS QUEUES creates the namespace with PORTS veth pairs named
+# like mlx5 ports (enp16s0np0, ...), peers pr0, pr1, ...
+setup_ns() {
+	ip netns del "$NS" 2>/dev/null || true
+	ip netns add "$NS"
+	ip -n "$NS" link set lo up
+	local i
+	for ((i = 0; i < $1; i++)); do
+		ip -n "$NS" link add "enp$((16 + i))s0np0" numtxqueues "$2" numrxqueues "$2" type veth \
+			peer name "pr$i" numtxqueues "$2" numrxqueues "$2"
+		ip -n "$NS" link set "enp$((16 + i))s0np0" up
+		ip -n "$NS" link set "pr$i" up
+	done
+}
+
+names() {
+	local i out=""
+	for ((i = 0; i < $1; i++)); do out+="${out:+,}enp$((16 + i))s0np0"; done
+	echo "$out"
+}
+
+# start_in_ns NAME CMD... starts CMD in the namespace with its output in
+# NAME.log and sets STARTED to its process id. ip netns exec forks, so the
+# shell it runs writes its own pid and then becomes CMD.
+start_in_ns() {
+	local name=$1
+	shift
+	rm -f "$name.pid"
+	in_ns sh -c 'echo $$ >"$0.pid"; exec "$@"' "$name" "$@" >"$name.log" 2>&1 &
+	PIDS+=("$!")
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$name.pid" ] && break
+		sleep 0.05
+	done
+	STARTED=$(cat "$name.pid")
+	PIDS+=("$STARTED")
+}
+
+stop_all() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	PIDS=()
+}
+
+# lg runs the load generator inside the namespace.
+lg() { in_ns "$LG" "$@" -out "$OUT" >/dev/null; }
+
+wait_ready() {
+	local url=$1 i
+	for ((i = 0; i < 600; i++)); do
+		if in_ns "$LG" series -url "$url" >/dev/null 2>&1; then return 0; fi
+		sleep 0.2
+	done
+	echo "no answer from $url" >&2
+	return 1
+}
+
+WRK_OUT=$WORK/wrk.txt
+: >"$WRK_OUT"
+
+for spec in $SIZES; do
+	IFS=: read -r size ports queues <<<"$spec"
+	log "host $size: $ports ports x $queues queues, $ports InfiniBand ports"
+	setup_ns "$ports" "$queues"
+	host=$WORK/host-$size
+	"$WORK/scalehost" -out "$host" -size large -netdevs "$ports" -netdev-names "$(names "$ports")" \
+		-channels 64 -ib-ports "$ports" -ena 0 >/dev/null
+	include="enp[0-9]+s0np0"
+	start_in_ns "$WORK/node_exporter-$size" "$NE" --path.sysfs="$host/sys" --collector.disable-defaults \
+		--collector.netclass --collector.infiniband --collector.ethtool \
+		--collector.ethtool.device-include="^${include}\$" \
+		--web.listen-address="$THEIRS_ADDR" --web.max-requests=64 --log.level=warn
+	ne_pid=$STARTED
+	start_in_ns "$WORK/nic_exporter-$size" "$NIC" --path.sysfs="$host/sys" "${OURS_FLAGS[@]}" \
+		--collector.ethtool.device-include="$include" \
+		--web.listen-address="$OURS_ADDR" --web.max-requests=64 --log.level=warn
+	nic_pid=$STARTED
+	wait_ready "http://$THEIRS_ADDR/metrics"
+	wait_ready "http://$OURS_ADDR/readyz"
+	sleep 2
+
+	common_t=(-exporter node_exporter -size "$size" -url "http://$THEIRS_ADDR/metrics" -pid "$ne_pid")
+	common_o=(-exporter nic_exporter -size "$size" -url "http://$OURS_ADDR/metrics" -pid "$nic_pid")
+	n=10
+	[ "$size" = 1M ] && n=3
+	if [ "$size" = large ] || [ "$size" = 1M ]; then
+		# Background cost without scrapes: our polls; node_exporter does
+		# nothing between scrapes.
+		idle=30s
+		[ "$size" = 1M ] && idle=15s
+		lg idle -exporter nic_exporter -size "$size" -pid "$nic_pid" -duration "$idle"
+		lg idle -exporter node_exporter -size "$size" -pid "$ne_pid" -duration 5s
+	fi
+	lg series "${common_t[@]}"
+	lg series "${common_o[@]}"
+	for gz in false true; do
+		lg steady "${common_t[@]}" -gzip="$gz" -rate 2 -n "$n" -max-time 40s
+		lg steady "${common_o[@]}" -gzip="$gz" -rate 2 -n "$n" -max-time 40s
+	done
+	if [ "$size" = large ]; then
+		lg concurrent "${common_t[@]}" -gzip -c 50 -duration 10s
+		lg concurrent "${common_o[@]}" -gzip -c 50 -duration 10s
+		for who in node_exporter:$THEIRS_ADDR nic_exporter:$OURS_ADDR; do
+			{
+				echo "## wrk, $who, 50 connections, gzip"
+				in_ns wrk -t2 -c50 -d10s --timeout 60s --latency -H 'Accept-Encoding: gzip' "http://${who#*:}/metrics"
+			} >>"$WRK_OUT" 2>&1
+		done
+	fi
+	stop_all
+	rm -rf "$host"
+done
+ip netns del "$NS"
+
+# 4. Report and plot.
+log "writing $RESULTS and $PLOT"
+header=$(
+	cat <<EOF
+Written by \`make bench-compare\` (bench/compare.sh) on $(date -u +%Y-%m-%d) at $(date -u +%H:%M) UTC.
+
+- Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r), $(. /etc/os-release && echo "$PRETTY_NAME")
+- nic_exporter: $(git describe --always --dirty 2>/dev/null || echo unknown), $(go version | cut -d' ' -f3); node_exporter: ${NE_VERSION#node_exporter, } (Debian package prometheus-node-exporter)
+- Both exporters run at once in one network namespace and are measured one at a time; the load generator runs on the same 2 CPUs.
+- Hosts (name: ports × queues): ${SIZES}. Each port is a real veth with that many queues (ethtool source of both) and a synthetic mlx5 netdev with PCIe link in the sysfs tree, plus one InfiniBand port per port (sysfs, counters/ and hw_counters/).
+- node_exporter: \`--collector.disable-defaults --collector.netclass --collector.infiniband --collector.ethtool --collector.ethtool.device-include='^enp[0-9]+s0np0\$' --path.sysfs=HOST/sys --web.max-requests=64\`
+- nic_exporter: \`--path.sysfs=HOST/sys ${OURS_FLAGS[*]} --collector.ethtool.device-include='enp[0-9]+s0np0' --web.max-requests=64\` (default 5 s poll intervals)
+- steady: one scraper starting a scrape every 0.5 s (or when the previous one ends, if later), 10 scrapes (3 at 1M). concurrent: 50 closed-loop scrapers for 10 s. CPU is user+system time of the exporter process from /proc/PID/stat over the measurement, divided by the scrapes; "without background polls" subtracts our idle poll CPU rate. Latency is from sending the request to reading the last byte.
+EOF
+)
+"$LG" report -in "$OUT" -md "$RESULTS" -dat "$WORK/plot.dat" -header "$header"
+{
+	echo
+	echo "### wrk cross-check (large host)"
+	echo
+	echo '```'
+	grep -E '^## |Latency|50%|75%|90%|99%|Requests/sec|Non-2xx|Socket errors|requests in' "$WRK_OUT" || true
+	echo '```'
+} >>"$RESULTS"
+cp "$OUT" "${RESULTS%.md}.jsonl"
+gnuplot <<EOF
+set terminal pngcairo size 900,560 noenhanced font ",11"
+set output "$PLOT"
+set title "Scrape latency against series count (median, one scraper; $(nproc) CPUs)"
+set xlabel "series in the scrape"
+set ylabel "median scrape latency (seconds)"
+set logscale xy
+set format x "%.0s%c"
+set grid
+set key top left
+plot "$WORK/plot.dat" using 5:6 with linespoints lw 2 title "node_exporter 1.5.0", \
+     "$WORK/plot.dat" using 5:7 with linespoints lw 2 dt 2 title "node_exporter 1.5.0, gzip", \
+     "$WORK/plot.dat" using 2:3 with linespoints lw 2 title "nic_exporter", \
+     "$WORK/plot.dat" using 2:4 with linespoints lw 2 dt 2 title "nic_exporter, gzip"
+EOF
+log "done: $RESULTS, ${RESULTS%.md}.jsonl, $PLOT"

@@ -1,0 +1,174 @@
+package scalehost
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/exposition"
+)
+
+// poll runs one poll of c and fails the test on an error or on any
+// source error: a generated host must read cleanly.
+func poll(t *testing.T, c collector.Collector) *exposition.Snapshot {
+	t.Helper()
+	errs := collector.NewSourceErrors(zap.NewNop(), time.Hour)
+	b := exposition.NewBuilder()
+	if err := c.Update(context.Background(), collector.NewPoll(b, errs)); err != nil {
+		t.Fatalf("%s poll: %v", c.Name(), err)
+	}
+	if counts := errs.Counts(); len(counts) > 0 {
+		t.Fatalf("%s poll: source errors %v", c.Name(), counts)
+	}
+	if b.Invalid() > 0 {
+		t.Fatalf("%s poll: %d invalid samples", c.Name(), b.Invalid())
+	}
+	return b.Snapshot()
+}
+
+// count returns how many samples of the named family s has.
+func count(s *exposition.Snapshot, family string) int {
+	n := 0
+	for _, line := range strings.Split(s.String(), "\n") {
+		if strings.HasPrefix(line, family+"{") || strings.HasPrefix(line, family+" ") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestSmallHostNetdev(t *testing.T) {
+	c := Small()
+	l, err := Write(t.TempDir(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := poll(t, collector.NewNetdev(collector.NetdevConfig{SysfsPath: l.Sysfs}, zap.NewNop()))
+	ifaces := c.Ifaces()
+	if got := snap.Devices(); got != len(ifaces) {
+		t.Errorf("netdev found %d devices, want %d", got, len(ifaces))
+	}
+	tests := []struct {
+		family string
+		want   int
+	}{
+		{"nic_netdev_info", len(ifaces)},
+		{"nic_netdev_up", len(ifaces)},
+		{"nic_netdev_rx_bytes_total", len(ifaces)},
+		{"nic_netdev_rx_nohandler_total", len(ifaces)},
+		// Only the mlx5 functions have a PCIe link; every function has a
+		// NUMA node.
+		{"nic_pcie_link_width_lanes", c.Netdevs},
+		{"nic_pcie_link_degraded", c.Netdevs},
+		{"nic_pcie_numa_node", len(ifaces)},
+	}
+	for _, tt := range tests {
+		if got := count(snap, tt.family); got != tt.want {
+			t.Errorf("%s: %d series, want %d", tt.family, got, tt.want)
+		}
+	}
+	text := snap.String()
+	for _, ifc := range ifaces {
+		want := `nic_netdev_info{device="` + ifc.Name + `",address=`
+		if !strings.Contains(text, want) || !strings.Contains(text, `driver="`+ifc.Driver+`",pci_address="`+ifc.PCIAddress+`"`) {
+			t.Errorf("no info series for %s (%s at %s)", ifc.Name, ifc.Driver, ifc.PCIAddress)
+		}
+	}
+}
+
+func TestStatNames(t *testing.T) {
+	tests := []struct {
+		name     string
+		names    []string
+		min, max int
+	}{
+		// 64 channels are the large host's ports: about 5,000 statistics.
+		{"mlx5/64", Mlx5StatNames(64), 4900, 5100},
+		{"mlx5/1", Mlx5StatNames(1), 300, 400},
+		{"ena/8", ENAStatNames(8), 280, 300},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if n := len(tt.names); n < tt.min || n > tt.max {
+				t.Errorf("%d statistics, want %d..%d", n, tt.min, tt.max)
+			}
+			seen := map[string]bool{}
+			for _, n := range tt.names {
+				if seen[n] {
+					t.Errorf("duplicate statistic %q", n)
+				}
+				seen[n] = true
+				if n == "" || len(n) >= 32 { // ETH_GSTRING_LEN includes the NUL
+					t.Errorf("statistic %q does not fit ETH_GSTRING_LEN", n)
+				}
+			}
+		})
+	}
+}
+
+func TestWriteIsDeterministic(t *testing.T) {
+	c := Small()
+	a, b := t.TempDir(), t.TempDir()
+	if _, err := Write(a, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(b, c); err != nil {
+		t.Fatal(err)
+	}
+	files := 0
+	err := filepath.Walk(a, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(a, p)
+		files++
+		if info.Mode()&os.ModeSymlink != 0 {
+			ta, _ := os.Readlink(p)
+			tb, err := os.Readlink(filepath.Join(b, rel))
+			if err != nil || ta != tb {
+				t.Errorf("%s: link %q vs %q (%v)", rel, ta, tb, err)
+			}
+			return nil
+		}
+		ca, _ := os.ReadFile(p)
+		cb, err := os.ReadFile(filepath.Join(b, rel))
+		if err != nil || string(ca) != string(cb) {
+			t.Errorf("%s differs between two writes (%v)", rel, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 100 {
+		t.Errorf("only %d files written", files)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		c    Config
+		ok   bool
+	}{
+		{"large", Large(), true},
+		{"small", Small(), true},
+		{"names", Config{Netdevs: 2, NetdevNames: []string{"veth0", "veth1"}}, true},
+		{"too few names", Config{Netdevs: 2, NetdevNames: []string{"veth0"}}, false},
+		{"path in name", Config{Netdevs: 1, NetdevNames: []string{"../x"}}, false},
+		{"long name", Config{Netdevs: 1, NetdevNames: []string{"abcdefghijklmnop"}}, false},
+		{"negative", Config{Netdevs: -1}, false},
+		{"too many functions", Config{Netdevs: 200, IBPorts: 100}, false},
+	}
+	for _, tt := range tests {
+		if err := tt.c.Validate(); (err == nil) != tt.ok {
+			t.Errorf("%s: Validate() = %v, want ok=%v", tt.name, err, tt.ok)
+		}
+	}
+}
