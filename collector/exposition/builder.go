@@ -9,12 +9,20 @@ import (
 // immutable Snapshot. Samples of one family may be added in any order
 // relative to other families; the snapshot writes each family once, in the
 // order its Desc was first used. A Builder is not safe for concurrent use.
+//
+// Snapshot hands the rendered families to the snapshot without copying
+// them; the next Reset gives the Builder fresh buffers sized like the last
+// poll's, so a poll allocates its text once and the process holds one
+// copy of each collector's series between polls, not two.
 type Builder struct {
 	fams    []*family
 	index   map[*Desc]*family
 	series  int
 	invalid int
 	devices int
+	// shared is set when a Snapshot refers to the family buffers, which
+	// must then never be written again below their length.
+	shared bool
 }
 
 type family struct {
@@ -28,13 +36,20 @@ func NewBuilder() *Builder {
 	return &Builder{index: make(map[*Desc]*family)}
 }
 
-// Reset empties the Builder but keeps its buffers for the next poll.
+// Reset empties the Builder for the next poll. Its buffers are reused
+// unless a Snapshot refers to them; then each family gets a new buffer as
+// large as its last content, so the next poll does not grow it again.
 func (b *Builder) Reset() {
 	for _, f := range b.fams {
-		f.body = f.body[:0]
+		if b.shared {
+			f.body = make([]byte, 0, len(f.body)+len(f.body)/16)
+		} else {
+			f.body = f.body[:0]
+		}
 		f.n = 0
 	}
 	b.series, b.invalid, b.devices = 0, 0, 0
+	b.shared = false
 }
 
 // Add appends one sample of family d. A sample whose label values do not
@@ -67,25 +82,21 @@ func (b *Builder) Series() int { return b.series }
 // Invalid returns the number of samples skipped because they were malformed.
 func (b *Builder) Invalid() int { return b.invalid }
 
-// Snapshot copies the collected samples into an immutable Snapshot. The
-// Builder may be Reset and reused afterwards.
+// Snapshot returns the collected samples as an immutable Snapshot. The
+// snapshot shares the Builder's buffers (capped at their current length,
+// so later Adds never change what it holds); Reset gives the Builder new
+// ones. The Builder may be Reset and reused afterwards.
 func (b *Builder) Snapshot() *Snapshot {
-	size := 0
-	for _, f := range b.fams {
-		size += len(f.body)
-	}
-	buf := make([]byte, 0, size)
 	s := &Snapshot{series: b.series, devices: b.devices}
 	for _, f := range b.fams {
 		if f.n == 0 {
 			continue
 		}
-		start := len(buf)
-		buf = append(buf, f.body...)
-		s.fams = append(s.fams, snapFamily{desc: f.desc, body: buf[start:len(buf):len(buf)], n: f.n})
+		s.fams = append(s.fams, snapFamily{desc: f.desc, body: f.body[:len(f.body):len(f.body)], n: f.n})
 		s.textSize += len(f.desc.textHead) + len(f.body)
 		s.omSize += len(f.desc.omHead) + len(f.body)
 	}
+	b.shared = true
 	return s
 }
 
