@@ -36,7 +36,7 @@ func parseIBRate(s string) (float64, error) {
 		return 0, fmt.Errorf("%w: port rate %q is not \"<number> Gb/sec ...\"", errParse, s)
 	}
 	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v < 0 || v > 1e6 {
+	if err != nil || !(v >= 0 && v <= 1e6) {
 		return 0, fmt.Errorf("%w: port rate %q", errParse, s)
 	}
 	return v * 1e9 / 8, nil
