@@ -116,7 +116,9 @@ type failingFile struct {
 	errno syscall.Errno
 }
 
-func (f *failingFile) Stat() (fs.FileInfo, error) { return nil, &fs.PathError{Op: "stat", Path: f.name, Err: syscall.ENOSYS} }
+func (f *failingFile) Stat() (fs.FileInfo, error) {
+	return nil, &fs.PathError{Op: "stat", Path: f.name, Err: syscall.ENOSYS}
+}
 func (f *failingFile) Read([]byte) (int, error) {
 	return 0, &fs.PathError{Op: "read", Path: f.name, Err: f.errno}
 }

@@ -93,7 +93,10 @@ func (c *countingFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	c.touch(name)
 	return fs.ReadDir(c.base, name)
 }
-func (c *countingFS) Stat(name string) (fs.FileInfo, error) { c.touch(name); return fs.Stat(c.base, name) }
+func (c *countingFS) Stat(name string) (fs.FileInfo, error) {
+	c.touch(name)
+	return fs.Stat(c.base, name)
+}
 func (c *countingFS) ReadLink(name string) (string, error) {
 	c.touch(name)
 	return fs.ReadLink(c.base, name)
