@@ -116,11 +116,12 @@ func (c *InfiniBand) Update(ctx context.Context, p *Poll) error {
 	sort.Strings(names)
 	seen := make(map[string]bool, len(names))
 	devices := 0
+	buf := make([]byte, 4096)
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		dev, identity, err := c.readDevice(name, p)
+		dev, identity, err := c.readDevice(name, p, buf)
 		if errors.Is(err, errVanished) {
 			c.log.Debug("RDMA device vanished during the poll", zap.String("device", name))
 			continue
@@ -152,6 +153,7 @@ type ibReader struct {
 	p        *Poll
 	identity string
 	devDir   string
+	buf      []byte // one page, reused for every read of the poll
 }
 
 // read returns a file's content without surrounding white space. ok is
@@ -162,7 +164,7 @@ func (r *ibReader) read(rel string, optionalFile, remember bool) (string, bool, 
 		return "", false, nil
 	}
 	full := path.Join(r.devDir, rel)
-	s, err := readFSAttr(r.c.fsys, full)
+	s, err := readFSAttr(r.c.fsys, full, r.buf)
 	if err == nil {
 		return s, true, nil
 	}
@@ -212,13 +214,13 @@ func (r *ibReader) counter(rel string) (uint64, bool, error) {
 	return v, true, nil
 }
 
-func (c *InfiniBand) readDevice(name string, p *Poll) (*ibDevice, string, error) {
+func (c *InfiniBand) readDevice(name string, p *Poll, buf []byte) (*ibDevice, string, error) {
 	devDir := path.Join(ibClassDir, name)
 	dev := &ibDevice{name: name}
-	r := &ibReader{c: c, p: p, devDir: devDir, identity: name}
+	r := &ibReader{c: c, p: p, devDir: devDir, identity: name, buf: buf}
 	// node_guid identifies the device across re-creation under the same
 	// name, so remembered unsupported files are forgotten with it.
-	guid, err := readFSAttr(c.fsys, path.Join(devDir, "node_guid"))
+	guid, err := readFSAttr(c.fsys, path.Join(devDir, "node_guid"), buf)
 	switch {
 	case err == nil:
 		dev.nodeGUID = guid
@@ -311,7 +313,7 @@ func (c *InfiniBand) readPort(r *ibReader, num string, nports int) (*ibPort, err
 	pt.linkLayer, _ = str("link_layer", true)
 	// The rate answers EINVAL while the port has no valid active speed,
 	// which is a link state, not an error.
-	if s, err := readFSAttr(c.fsys, path.Join(r.devDir, dir, "rate")); err == nil {
+	if s, err := readFSAttr(c.fsys, path.Join(r.devDir, dir, "rate"), r.buf); err == nil {
 		if v, err := parseIBRate(s); err == nil {
 			pt.rate = optional{v: v, ok: true}
 		} else {
@@ -434,7 +436,7 @@ func (r *ibReader) netdevs(pt *ibPort, nports int) ([]string, error) {
 	if pt.linkLayer == "Ethernet" {
 		// EINVAL here means the GID entry has no interface right now; it
 		// is neither remembered nor reported.
-		s, err := readFSAttr(r.c.fsys, path.Join(r.devDir, "ports", pt.num, "gid_attrs", "ndevs", "0"))
+		s, err := readFSAttr(r.c.fsys, path.Join(r.devDir, "ports", pt.num, "gid_attrs", "ndevs", "0"), r.buf)
 		if err == nil && s != "" {
 			return []string{s}, nil
 		}
@@ -449,7 +451,7 @@ func (r *ibReader) netdevs(pt *ibPort, nports int) ([]string, error) {
 	var out []string
 	for _, e := range entries {
 		if nports > 1 {
-			s, err := readFSAttr(r.c.fsys, path.Join(r.devDir, "device", "net", e.Name(), "dev_port"))
+			s, err := readFSAttr(r.c.fsys, path.Join(r.devDir, "device", "net", e.Name(), "dev_port"), r.buf)
 			if err != nil {
 				continue
 			}
@@ -464,16 +466,16 @@ func (r *ibReader) netdevs(pt *ibPort, nports int) ([]string, error) {
 	return out, nil
 }
 
-// readFSAttr reads a small sysfs attribute from fsys and returns it
-// without surrounding white space. sysfs attributes are at most one page.
-func readFSAttr(fsys fs.FS, name string) (string, error) {
+// readFSAttr reads a small sysfs attribute from fsys into buf and returns
+// it without surrounding white space. sysfs attributes are at most one
+// page; buf should be that large.
+func readFSAttr(fsys fs.FS, name string, buf []byte) (string, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	var buf [4096]byte
-	n, err := io.ReadFull(f, buf[:])
+	n, err := io.ReadFull(f, buf)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return "", fmt.Errorf("reading %s: %w", name, err)
 	}

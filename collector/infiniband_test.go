@@ -476,3 +476,43 @@ func TestInfiniBandDemo(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkInfiniBandPoll measures one poll of the fixture host (four
+// devices, five ports, about 150 series) on the real file system, the way the
+// collector reads /sys.
+func BenchmarkInfiniBandPoll(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("testdata", "infiniband", "host.txtar"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	root := b.TempDir()
+	if err := demo.WriteTree(root, string(data)); err != nil {
+		b.Fatal(err)
+	}
+	// Without the test file system the error markers would be content;
+	// drop those files instead.
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		if b, err := os.ReadFile(p); err == nil && strings.HasPrefix(string(b), "!errno ") {
+			return os.Remove(p)
+		}
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, _ := collector.NewDeviceFilter("collector.infiniband", "", "")
+	c := collector.NewInfiniBand(collector.InfiniBandConfig{SysfsPath: filepath.Join(root, "sys"), Filter: f}, zap.NewNop())
+	errs := collector.NewSourceErrors(zap.NewNop(), time.Hour)
+	bld := exposition.NewBuilder()
+	b.ReportAllocs()
+	for b.Loop() {
+		bld.Reset()
+		if err := c.Update(context.Background(), collector.NewPoll(bld, errs)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(bld.Series()), "series")
+}
