@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,9 +37,14 @@ func TestInfiniBandDocumented(t *testing.T) {
 			t.Errorf("docs/metrics.md does not document %s", d.Name())
 		}
 	}
-	for _, name := range ibPhysStates {
-		if !strings.Contains(section, "| "+name+" |") {
-			t.Errorf("docs/metrics.md does not list the physical state %s", name)
+	for n, name := range ibPhysStates {
+		if !strings.Contains(section, fmt.Sprintf("| %d | %s |", n, name)) {
+			t.Errorf("docs/metrics.md does not list the physical state %d %s", n, name)
+		}
+	}
+	for n, name := range ibPortStates {
+		if !strings.Contains(section, fmt.Sprintf("%d %s", n, name)) {
+			t.Errorf("docs/metrics.md does not list the port state %d %s", n, name)
 		}
 	}
 }
