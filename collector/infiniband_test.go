@@ -516,3 +516,31 @@ func BenchmarkInfiniBandPoll(b *testing.B) {
 	}
 	b.ReportMetric(float64(bld.Series()), "series")
 }
+
+// TestInfiniBandDemoErrors checks the demo's error faults: symbol errors
+// saturate at the 16-bit maximum of the IBA counter, and rnr_retry moves
+// the RNR counters of the same port.
+func TestInfiniBandDemoErrors(t *testing.T) {
+	h, err := demo.New(demo.Config{Faults: "ib_symbol_errors@0s,rnr_retry@30m", Elapsed: time.Hour}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	snap, err := ibPoll(t, newIB(t, h.SysfsPath(), nil, "mlx5_0", ""), collector.NewSourceErrors(zap.NewNop(), time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := snap.String()
+	for _, s := range []string{
+		`nic_infiniband_port_symbol_error_total{device="mlx5_0",port="1"} 65535`,
+		`nic_infiniband_port_local_link_integrity_errors_total{device="mlx5_0",port="1"} 15`,
+		`nic_infiniband_port_rcv_errors_total{device="mlx5_0",port="1"} 10800`,
+		`nic_infiniband_hw_rnr_nak_retry_err_total{device="mlx5_0",port="1"} 450003`,
+		`nic_infiniband_hw_req_rnr_retries_exceeded_total{device="mlx5_0",port="1"} 900`,
+		`nic_infiniband_hw_req_cqe_error_total{device="mlx5_0",port="1"} 905`,
+	} {
+		if !strings.Contains(out, s+"\n") {
+			t.Errorf("scrape lacks %s", s)
+		}
+	}
+}
