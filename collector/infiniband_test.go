@@ -231,6 +231,8 @@ func TestInfiniBandFixture(t *testing.T) {
 		`nic_infiniband_port_symbol_error_total{device="mlx5_2",port="1"} 0`,
 		`nic_infiniband_port_phys_state{device="mlx5_2",port="1"} 3`,
 		`nic_infiniband_hw_rnr_nak_retry_err_total{device="mlx5_2",port="1"} 0`,
+		// Device-level hw_counters of a switchdev-mode mlx5 device.
+		`nic_infiniband_hw_rp_cnp_handled_total{device="mlx5_1",port="0"} 43304`,
 		// and the state of the VF without a PMA.
 		`nic_infiniband_port_state{device="mlx4_0",port="2"} 4`,
 		`nic_infiniband_port_netdev_info{device="mlx4_0",port="2",netdev="ib1"} 1`,
