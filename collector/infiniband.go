@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"go.uber.org/zap"
+
+	"github.com/nic-exporter/nic_exporter/collector/exposition"
 )
 
 // InfiniBandConfig configures the infiniband collector.
@@ -132,7 +134,7 @@ func (c *InfiniBand) Update(ctx context.Context, p *Poll) error {
 		}
 		seen[identity] = true
 		devices++
-		emitIBDevice(p, dev)
+		emitIBDevice(p.Builder, dev)
 	}
 	c.unsupported.retain(seen)
 	p.SetDevices(devices)
@@ -482,20 +484,21 @@ func readFSAttr(fsys fs.FS, name string, buf []byte) (string, error) {
 	return strings.TrimSpace(string(buf[:n])), nil
 }
 
-func emitIBDevice(b *Poll, d *ibDevice) {
+// emitIBDevice adds the series of one device.
+func emitIBDevice(b *exposition.Builder, d *ibDevice) {
 	b.Add(ibInfo, 1, d.name, d.hcaType, d.boardID, d.fwVer, d.nodeGUID, d.pciAddress)
 	for _, pt := range d.ports {
-		addOpt(b.Builder, ibPortState, pt.state, d.name, pt.num)
-		addOpt(b.Builder, ibPortPhysState, pt.physState, d.name, pt.num)
-		addOpt(b.Builder, ibPortRate, pt.rate, d.name, pt.num)
+		addOpt(b, ibPortState, pt.state, d.name, pt.num)
+		addOpt(b, ibPortPhysState, pt.physState, d.name, pt.num)
+		addOpt(b, ibPortRate, pt.rate, d.name, pt.num)
 		if pt.linkLayer != "" {
 			b.Add(ibPortInfo, 1, d.name, pt.num, pt.linkLayer)
 		}
 		for _, n := range pt.netdevs {
 			b.Add(ibPortNetdev, 1, d.name, pt.num, n)
 		}
-		addOpt(b.Builder, ibPortLID, pt.lid, d.name, pt.num)
-		addOpt(b.Builder, ibPortSMLID, pt.smLID, d.name, pt.num)
+		addOpt(b, ibPortLID, pt.lid, d.name, pt.num)
+		addOpt(b, ibPortSMLID, pt.smLID, d.name, pt.num)
 		for _, v := range pt.counters {
 			b.Add(v.counter.desc, v.v, d.name, pt.num)
 		}
