@@ -90,6 +90,10 @@ func Load(c Candidate, opts LoadOptions) (*Loaded, error) {
 	if err := unix.Fstat(pfd, &st); err != nil {
 		return nil, fmt.Errorf("stat %s: %w", c.Path, err)
 	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		// O_PATH|O_NOFOLLOW opens the link itself, never its target.
+		return nil, fmt.Errorf("%w: %s is a symbolic link", ErrRefused, c.Path)
+	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, fmt.Errorf("%w: %s is not a regular file (mode %#o)", ErrRefused, c.Path, st.Mode)
 	}
