@@ -393,7 +393,9 @@ func renderVMA(b *exposition.Builder, l *vmastats.Loaded, st *vmaProc, perSocket
 	s := l.Stats
 	pid, comm, version := strconv.Itoa(l.Process.PID), l.Process.Comm, s.Version()
 	base := []string{pid, comm, version}
-	with := func(extra ...string) []string { return append(append(make([]string, 0, len(base)+len(extra)), base...), extra...) }
+	with := func(extra ...string) []string {
+		return append(append(make([]string, 0, len(base)+len(extra)), base...), extra...)
+	}
 
 	b.Add(vmaInfo, 1, with(s.Layout.String())...)
 	b.Add(vmaHandshake, boolFloat(l.Handshake), base...)

@@ -390,9 +390,9 @@ func TestVMANoDirectory(t *testing.T) {
 
 func TestWrapCounter(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		in     []uint32
-		want   uint64
+		name string
+		in   []uint32
+		want uint64
 	}{
 		{"steady", []uint32{5, 10, 20}, 20},
 		{"wrap", []uint32{math.MaxUint32 - 10, 5}, math.MaxUint32 - 10 + 16},

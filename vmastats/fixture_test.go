@@ -21,7 +21,7 @@ func testStats(l Layout) *Stats {
 			{Index: 3, RxPackets: 10, RxBytes: 640, Type: RingTAP, Tap: &RingTap{Name: "tap0", FD: 33, RxBuffers: 256, VFPlugouts: 1}},
 		},
 		BufferPools: []BufferPool{{Index: 0, IsRx: true, Size: 200000, NoBuffers: 0}, {Index: 1, IsTx: true, Size: 100000, NoBuffers: 2}},
-		Multicast: Multicast{MaxGroups: 1, Groups: []MCGroup{{Index: 0, Sockets: 1, Group: netip.MustParseAddr("239.5.5.5")}}},
+		Multicast:   Multicast{MaxGroups: 1, Groups: []MCGroup{{Index: 0, Sockets: 1, Group: netip.MustParseAddr("239.5.5.5")}}},
 		Iomux: Iomux{
 			Poll:   IomuxStats{ThreadIDLast: 100, PollHit: 1, PollMiss: 2},
 			Select: IomuxStats{ThreadIDLast: 101},

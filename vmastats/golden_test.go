@@ -107,8 +107,8 @@ func goldenJSON(s *Stats) map[string]any {
 		"log_level": s.LogLevel, "log_details_level": s.LogDetailsLevel, "fd_dump": s.FdDump,
 		"fd_dump_log_level": s.FdDumpLogLevel, "max_skt_inst_num": s.MaxSockets, "layout": s.Layout.String(),
 		"cq": cqs, "ring": rings, "bpool": bpools,
-		"mc":    map[string]any{"max_grp_num": s.Multicast.MaxGroups, "groups": groups},
-		"iomux": map[string]any{"poll": iomux(map[string]any{}, s.Iomux.Poll), "select": iomux(map[string]any{}, s.Iomux.Select), "epoll": epolls},
+		"mc":      map[string]any{"max_grp_num": s.Multicast.MaxGroups, "groups": groups},
+		"iomux":   map[string]any{"poll": iomux(map[string]any{}, s.Iomux.Poll), "select": iomux(map[string]any{}, s.Iomux.Select), "epoll": epolls},
 		"sockets": socks,
 	}
 }
