@@ -321,3 +321,23 @@ func TestReaderCounterFault(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLoad measures one poll of one live file with the default 100
+// socket slots: procfs verification, open, handshake, two reads, decode.
+func BenchmarkLoad(b *testing.B) {
+	s := testStats(LayoutB)
+	s.MaxSockets = 100
+	dir := b.TempDir()
+	p, err := NewPublisher(dir, os.Getpid(), s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	c := Candidate{Path: p.Path(), PID: os.Getpid()}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Load(c, LoadOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
