@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -292,3 +293,35 @@ func TestVMAProcessRestartResets(t *testing.T) {
 }
 
 var _ vmastats.Liveness = fixedLiveness{}
+
+// TestVMAFilterSkipsBeforeReading excludes this test process by name:
+// its file is neither read nor written.
+func TestVMAFilterSkipsBeforeReading(t *testing.T) {
+	dir := t.TempDir()
+	pub, err := vmastats.NewPublisher(dir, os.Getpid(), helperStats(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	comm, err := os.ReadFile("/proc/self/comm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := NewDeviceFilter("collector.vma", "", regexp.QuoteMeta(strings.TrimSpace(string(comm))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewVMA(VMAConfig{Dirs: []string{dir}, Filter: f}, zap.NewNop())
+	text, _, err := poll(t, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text, "nic_vma_process_info") || pub.ReaderCounter() != 0 {
+		t.Errorf("excluded process was read (reader_counter %d):\n%s", pub.ReaderCounter(), text)
+	}
+	// Without the filter it is read.
+	c = NewVMA(VMAConfig{Dirs: []string{dir}}, zap.NewNop())
+	if text, _, err = poll(t, c); err != nil || !strings.Contains(text, "nic_vma_process_info") || pub.ReaderCounter() != 1 {
+		t.Errorf("unfiltered: %v, reader_counter %d", err, pub.ReaderCounter())
+	}
+}
