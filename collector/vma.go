@@ -87,18 +87,20 @@ type wrapCounter struct {
 	init  bool
 }
 
-// observe accounts for a new reading. A reading below the last one is a
-// wrap if the modular difference is below 2^31; otherwise it can only be
-// a torn read of a block libvma was rewriting, and is ignored.
+// observe accounts for a new reading: the counter advanced by the
+// modular difference, which is right through one wrap per poll. A 32-bit
+// counter that advances by 2^32 or more between two polls loses whole
+// multiples of 2^32; at 10 Gb/s a byte counter wraps every 3.4 s, so such
+// applications need a short poll interval. Torn reads, the other source
+// of a lower reading, are kept out by vmastats.Load, which decodes only
+// two identical consecutive reads.
 func (w *wrapCounter) observe(v uint32) {
 	if !w.init {
 		w.last, w.total, w.init = v, uint64(v), true
 		return
 	}
-	if d := v - w.last; d < 1<<31 {
-		w.total += uint64(d)
-		w.last = v
-	}
+	w.total += uint64(v - w.last)
+	w.last = v
 }
 
 // vmaSockKey identifies one socket: libvma reuses slots for new sockets.

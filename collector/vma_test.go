@@ -397,7 +397,7 @@ func TestWrapCounter(t *testing.T) {
 		{"steady", []uint32{5, 10, 20}, 20},
 		{"wrap", []uint32{math.MaxUint32 - 10, 5}, math.MaxUint32 - 10 + 16},
 		{"two wraps", []uint32{1 << 31, math.MaxUint32, 1 << 30, 1<<31 + 5, 3}, 1<<32 + 1<<32 + 3},
-		{"torn read lower is ignored", []uint32{1000, 990, 1010}, 1010},
+		{"advance just under 2^32", []uint32{1000, 999}, 1000 + math.MaxUint32},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var w wrapCounter
