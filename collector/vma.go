@@ -210,6 +210,10 @@ func (v *VMA) Update(ctx context.Context, p *Poll) error {
 	defer v.mu.Unlock()
 	v.gen++
 	counts := make(map[string]int, len(vmaStates))
+	// keep lists the files whose state survives this poll: live ones, and
+	// those that failed for a reason that may pass (a read that raced the
+	// writer), so one bad poll does not drop the totals of closed sockets.
+	keep := make(map[string]bool, len(cands))
 	for _, c := range cands {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -220,6 +224,7 @@ func (v *VMA) Update(ctx context.Context, p *Poll) error {
 			opts.Settle = v.cfg.Settle
 		}
 		l, err := vmastats.Load(c, opts)
+		state := vmaLive
 		switch {
 		case errors.Is(err, vmastats.ErrFiltered):
 			continue
@@ -229,19 +234,20 @@ func (v *VMA) Update(ctx context.Context, p *Poll) error {
 			v.log.Debug("ignoring stale libvma statistics file", zap.String("path", c.Path), zap.Error(err))
 			continue
 		case errors.Is(err, vmastats.ErrRefused):
-			counts[vmaRefused]++
-			p.SourceError(c.Path, err)
-			continue
+			state = vmaRefused
 		case errors.Is(err, vmastats.ErrUnsupported), errors.Is(err, vmastats.ErrMalformed):
-			counts[vmaUnsupported]++
-			p.SourceError(c.Path, err)
-			continue
+			state = vmaUnsupported
 		case err != nil:
-			counts[vmaFailed]++
+			state = vmaFailed
+		}
+		if err != nil {
+			counts[state]++
 			p.SourceError(c.Path, err)
+			keep[c.Path] = true
 			continue
 		}
 		counts[vmaLive]++
+		keep[c.Path] = true
 		if prev == nil || prev.pid != l.Process.PID || prev.startTicks != l.Process.StartTicks {
 			prev = newVMAProc(l.Process)
 			v.procs[c.Path] = prev
@@ -249,8 +255,8 @@ func (v *VMA) Update(ctx context.Context, p *Poll) error {
 		prev.observe(l.Stats, v.gen)
 		renderVMA(p.Builder, l, prev, v.cfg.PerSocket)
 	}
-	for path, st := range v.procs {
-		if st.gen != v.gen {
+	for path := range v.procs {
+		if !keep[path] {
 			delete(v.procs, path)
 		}
 	}

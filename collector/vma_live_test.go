@@ -325,3 +325,49 @@ func TestVMAFilterSkipsBeforeReading(t *testing.T) {
 		t.Errorf("unfiltered: %v, reader_counter %d", err, pub.ReaderCounter())
 	}
 }
+
+// TestVMAKeepsTotalsThroughABadPoll makes one poll fail (the file has the
+// wrong size for a moment): the totals of closed sockets must survive.
+func TestVMAKeepsTotalsThroughABadPoll(t *testing.T) {
+	dir := t.TempDir()
+	pub, err := vmastats.NewPublisher(dir, 4242, helperStats(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	c := NewVMA(VMAConfig{Dirs: []string{dir}, Settle: time.Nanosecond,
+		Liveness: fixedLiveness{vmastats.Process{PID: 4242, Comm: "app", StartTicks: 1}}}, zap.NewNop())
+	total := func() (float64, bool) {
+		text, _, err := poll(t, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss := parseSamples(t, text)
+		if get(t, ss, "nic_vma_files", "state", "live") == 0 {
+			return 0, false
+		}
+		return get(t, ss, "nic_vma_socket_packets_total", "direction", "rx", "path", "offload"), true
+	}
+	total()
+	if err := pub.Update(helperStats(1)); err != nil { // socket 11 closes
+		t.Fatal(err)
+	}
+	before, _ := total()
+	size, err := os.Stat(pub.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(pub.Path(), size.Size()+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, live := total(); live {
+		t.Fatal("a file of the wrong size was read")
+	}
+	if err := os.Truncate(pub.Path(), size.Size()); err != nil {
+		t.Fatal(err)
+	}
+	after, live := total()
+	if !live || after != before || before != 0xFFFFFF00+0x200+100 {
+		t.Errorf("totals %v before the bad poll, %v after (live %v)", before, after, live)
+	}
+}
