@@ -87,5 +87,27 @@ func collectorSpecs() []collectorSpec {
 				}
 			},
 		},
+		{
+			name: "vma",
+			help: "per-process NVIDIA VMA (libvma) statistics from vmastat.<pid> files; device filters match the process name (comm).",
+			// libvma copies counters into the file for about 10 s after a
+			// reader's handshake, so polls must come more often than that.
+			defaultInterval: "5s",
+			defaultTimeout:  "4s",
+			extraFlags: func(app *kingpin.Application, _ *collectorFlags) func(sources, collector.DeviceFilter, *zap.Logger) (collector.Collector, error) {
+				var dirs []string
+				perSocket := false
+				app.Flag("collector.vma.stats-dir", "Directory holding libvma's vmastat.<pid> files (VMA_STATS_SHMEM_DIR); repeat for several.").Default("/tmp").StringsVar(&dirs)
+				app.Flag("collector.vma.per-socket", "Also export per-socket VMA series (labels fd, protocol, local, remote); sockets churn, so this is off by default.").BoolVar(&perSocket)
+				return func(env sources, f collector.DeviceFilter, log *zap.Logger) (collector.Collector, error) {
+					cfg := collector.VMAConfig{Dirs: dirs, ProcPath: env.procfs, PerSocket: perSocket, Filter: f}
+					if env.demo != nil {
+						cfg.Dirs = []string{env.demo.VMADir()}
+						cfg.Liveness = env.demo.VMALiveness()
+					}
+					return collector.NewVMA(cfg, log), nil
+				}
+			},
+		},
 	}
 }
