@@ -151,7 +151,48 @@ func sanitizeStat(s string) string {
 	if out == "total" {
 		return ""
 	}
-	return out
+	return lintWords(out)
+}
+
+// lintRewrites changes the words of a driver's statistic name that
+// promtool check metrics would reject in a metric name: units that are
+// not base units (mlx5 rx_corrected_bits_phy counts bits, it is not a
+// size), abbreviated units and metric type names. Prefixed units such as
+// "milliseconds" or "kilobytes" lose their plural "s" the same way.
+var lintRewrites = map[string]string{
+	"bits": "bit", "minutes": "minute", "hours": "hour", "days": "day", "weeks": "week",
+	"kelvins": "kelvin_degree", "fahrenheit": "fahrenheit_degree", "rankine": "rankine_degree",
+	"inches": "inch", "yards": "yard", "miles": "mile", "calories": "calorie", "pounds": "pound", "ounces": "ounce",
+	"s": "secs", "sec": "secs", "ms": "msecs", "us": "usecs", "ns": "nsecs",
+	"b": "bx", "kb": "kbx", "mb": "mbx", "gb": "gbx", "tb": "tbx", "pb": "pbx", "m": "mx", "h": "hx", "d": "dx",
+	"counter": "counters", "gauge": "gauges", "histogram": "histograms", "summary": "summaries", "untyped": "untyped_value",
+}
+
+var unitPrefixes = []string{"pico", "nano", "micro", "milli", "centi", "deci", "deca", "hecto", "kilo", "kibi", "mega", "mebi", "giga", "gibi", "tera", "tebi", "peta", "pebi"}
+
+var prefixableUnits = map[string]bool{
+	"amperes": true, "bytes": true, "grams": true, "joules": true, "meters": true, "metres": true, "seconds": true, "volts": true, "bits": true,
+}
+
+func lintWords(s string) string {
+	words := strings.Split(s, "_")
+	changed := false
+	for i, w := range words {
+		if r, ok := lintRewrites[w]; ok {
+			words[i], changed = r, true
+			continue
+		}
+		for _, p := range unitPrefixes {
+			if len(w) > len(p) && strings.HasPrefix(w, p) && prefixableUnits[w[len(p):]] {
+				words[i], changed = strings.TrimSuffix(w, "s"), true
+				break
+			}
+		}
+	}
+	if !changed {
+		return s
+	}
+	return strings.Join(words, "_")
 }
 
 // ethtoolGauges are the device-level statistics that are levels, not
@@ -193,35 +234,35 @@ var ethtoolHelp = map[string]string{
 	"ena_admin_q_out_of_space":      "ENA admin queue submissions that found the queue full.",
 	"ena_admin_q_no_completion":     "ENA admin queue commands that got no completion in time.",
 	// ENA, per queue.
-	"queue_tx_cnt":              "Packets transmitted on the queue.",
-	"queue_tx_bytes":            "Bytes transmitted on the queue.",
-	"queue_tx_missing_tx_comp":  "ENA transmit completions the driver found missing on the queue; many in a row trigger a reset.",
-	"queue_tx_missed_tx":        "ENA transmit completions the driver found missing on the queue; many in a row trigger a reset.",
-	"queue_tx_bad_req_id":       "ENA transmit completions with an invalid request id; each triggers a device reset.",
-	"queue_tx_dma_mapping_err":  "Transmit DMA mapping errors on the queue.",
-	"queue_rx_cnt":              "Packets received on the queue.",
-	"queue_rx_bytes":            "Bytes received on the queue.",
-	"queue_rx_refil_partial":    "Times the driver could refill the receive ring only partly (ENA).",
-	"queue_rx_bad_csum":         "Received packets with a bad checksum the device reported (ENA).",
-	"queue_rx_page_alloc_fail":  "Receive buffer page allocations that failed on the queue.",
-	"queue_rx_skb_alloc_fail":   "Socket buffer allocations that failed on the queue.",
-	"queue_rx_dma_mapping_err":  "Receive DMA mapping errors on the queue.",
-	"queue_rx_bad_desc_num":     "Received packets that used too many descriptors (ENA); each triggers a device reset.",
-	"queue_rx_bad_req_id":       "ENA receive completions with an invalid request id; each triggers a device reset.",
-	"queue_rx_empty_rx_ring":    "Times the ENA receive ring was found empty.",
-	"queue_rx_packets":          "Packets received on the queue.",
-	"queue_tx_packets":          "Packets transmitted on the queue.",
-	"queue_rx_drops":            "Packets the queue dropped.",
-	"queue_tx_xmit_more":        "Packets the queue sent with the xmit_more hint (doorbell deferred) (mlx5).",
-	"queue_ch_events":           "Completion events on the channel (mlx5).",
-	"queue_rx_buff_alloc_err":   "Receive buffer allocation failures on the queue (mlx5).",
-	"queue_tx_stopped":          "Times the send queue was full and stopped (mlx5).",
-	"queue_tx_dropped":          "Packets the send queue dropped (mlx5).",
-	"queue_tx_recover":          "Send queue recoveries after an error completion (mlx5).",
-	"queue_tx_cqe_err":          "Error completions on the send queue (mlx5).",
-	"queue_rx_wqe_err":          "Receive work queue entries completed with an error (mlx5).",
-	"queue_rx_recover":          "Receive queue recoveries after an error (mlx5).",
-	"queue_rx_xdp_drop":         "Packets an XDP program dropped on the queue.",
+	"queue_tx_cnt":                   "Packets transmitted on the queue.",
+	"queue_tx_bytes":                 "Bytes transmitted on the queue.",
+	"queue_tx_missing_tx_comp":       "ENA transmit completions the driver found missing on the queue; many in a row trigger a reset.",
+	"queue_tx_missed_tx":             "ENA transmit completions the driver found missing on the queue; many in a row trigger a reset.",
+	"queue_tx_bad_req_id":            "ENA transmit completions with an invalid request id; each triggers a device reset.",
+	"queue_tx_dma_mapping_err":       "Transmit DMA mapping errors on the queue.",
+	"queue_rx_cnt":                   "Packets received on the queue.",
+	"queue_rx_bytes":                 "Bytes received on the queue.",
+	"queue_rx_refil_partial":         "Times the driver could refill the receive ring only partly (ENA).",
+	"queue_rx_bad_csum":              "Received packets with a bad checksum the device reported (ENA).",
+	"queue_rx_page_alloc_fail":       "Receive buffer page allocations that failed on the queue.",
+	"queue_rx_skb_alloc_fail":        "Socket buffer allocations that failed on the queue.",
+	"queue_rx_dma_mapping_err":       "Receive DMA mapping errors on the queue.",
+	"queue_rx_bad_desc_num":          "Received packets that used too many descriptors (ENA); each triggers a device reset.",
+	"queue_rx_bad_req_id":            "ENA receive completions with an invalid request id; each triggers a device reset.",
+	"queue_rx_empty_rx_ring":         "Times the ENA receive ring was found empty.",
+	"queue_rx_packets":               "Packets received on the queue.",
+	"queue_tx_packets":               "Packets transmitted on the queue.",
+	"queue_rx_drops":                 "Packets the queue dropped.",
+	"queue_tx_xmit_more":             "Packets the queue sent with the xmit_more hint (doorbell deferred) (mlx5).",
+	"queue_ch_events":                "Completion events on the channel (mlx5).",
+	"queue_rx_buff_alloc_err":        "Receive buffer allocation failures on the queue (mlx5).",
+	"queue_tx_stopped":               "Times the send queue was full and stopped (mlx5).",
+	"queue_tx_dropped":               "Packets the send queue dropped (mlx5).",
+	"queue_tx_recover":               "Send queue recoveries after an error completion (mlx5).",
+	"queue_tx_cqe_err":               "Error completions on the send queue (mlx5).",
+	"queue_rx_wqe_err":               "Receive work queue entries completed with an error (mlx5).",
+	"queue_rx_recover":               "Receive queue recoveries after an error (mlx5).",
+	"queue_rx_xdp_drop":              "Packets an XDP program dropped on the queue.",
 	"queue_rx_oversize_pkts_sw_drop": "Oversized received packets the driver dropped (mlx5).",
 	// mlx5, device level (Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst).
 	"rx_out_of_buffer":               "Packets the device dropped because no receive buffer was posted on the queue: the host did not drain the receive ring fast enough (mlx5).",
@@ -230,7 +271,7 @@ var ethtoolHelp = map[string]string{
 	"rx_crc_errors_phy":              "Received frames with a bad FCS at the physical port: cabling, optics or signal quality (mlx5).",
 	"rx_symbol_err_phy":              "Received frames with a physical-layer symbol error (mlx5).",
 	"rx_pcs_symbol_err_phy":          "Symbol errors at the physical coding sublayer (mlx5).",
-	"rx_corrected_bits_phy":          "Bits the forward error correction corrected (mlx5).",
+	"rx_corrected_bit_phy":           "Bits the forward error correction corrected (mlx5).",
 	"link_down_events_phy":           "Times the physical link went down (mlx5).",
 	"rx_pci_signal_integrity":        "PCIe physical layer errors the device received, such as bad TLPs or DLLPs: PCIe signal integrity (mlx5).",
 	"tx_pci_signal_integrity":        "PCIe physical layer errors the device sent, such as replays: PCIe signal integrity (mlx5).",
