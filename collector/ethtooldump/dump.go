@@ -48,12 +48,12 @@ func Parse(r io.Reader) (*Dump, error) {
 			inStats = true
 			continue
 		}
-		i := strings.LastIndex(t, ":")
-		if i < 0 {
-			return nil, fmt.Errorf("line %d: no colon in %q", line, t)
-		}
-		key, val := t[:i], strings.TrimSpace(t[i+1:])
 		if !inStats {
+			key, val, ok := strings.Cut(t, ":")
+			if !ok {
+				return nil, fmt.Errorf("line %d: no colon in %q", line, t)
+			}
+			val = strings.TrimSpace(val)
 			switch key {
 			case "driver":
 				d.Driver = val
@@ -66,6 +66,11 @@ func Parse(r io.Reader) (*Dump, error) {
 			}
 			continue
 		}
+		i := strings.LastIndex(t, ":")
+		if i < 0 {
+			return nil, fmt.Errorf("line %d: no colon in %q", line, t)
+		}
+		val := strings.TrimSpace(t[i+1:])
 		// Keep the name as the driver wrote it, leading spaces aside.
 		name := strings.TrimLeft(raw, " \t")
 		name = name[:strings.LastIndex(name, ":")]
