@@ -185,10 +185,9 @@ func vethSeries(dev, stat string) string {
 // right after the interface list was taken, to change the host mid-poll.
 type countingSource struct {
 	collector.EthtoolSource
-	afterList  func()
-	names      int
-	stats      int
-	driverInfo int
+	afterList func()
+	names     int
+	stats     int
 }
 
 func (s *countingSource) Interfaces() ([]collector.EthtoolInterface, error) {
