@@ -164,9 +164,12 @@ type ethSeries struct {
 }
 
 // sumGroup is one summed per-queue family of an interface. last holds the
-// value each member queue had at the previous poll; retired holds what
-// queues that went away or restarted from zero had counted, so the sum
-// never goes backwards because of the exporter.
+// value each member queue had at the previous poll. ghosts holds the last
+// value of queues that went away (channels reduced): they stay in the sum,
+// and if the queue comes back with a counter at least as large (mlx5 keeps
+// the statistics of closed channels) it simply continues. retired holds
+// what queues that restarted from zero had counted. So the sum never goes
+// backwards because of the exporter, and never counts a queue twice.
 type sumGroup struct {
 	desc    *exposition.Desc
 	device  string
@@ -174,6 +177,8 @@ type sumGroup struct {
 	queues  []string // their queue numbers
 	last    []uint64
 	primed  []bool
+	ghosts  map[string]uint64
+	ghostly uint64 // sum of ghosts
 	retired uint64
 }
 
@@ -407,26 +412,34 @@ func (e *Ethtool) replan(st *ethIface, names []string) {
 		plan.series = append(plan.series, ethSeries{idx: i, desc: desc, labels: values})
 	}
 	// Carry the sums over: a queue that is still there keeps its last
-	// value; one that went away retires its last value into the group.
+	// value; one that went away becomes a ghost; a ghost whose queue is
+	// back becomes a member again with its last value.
 	next := make(map[string]*sumGroup, len(plan.groups))
 	for _, g := range plan.groups {
 		g.last = make([]uint64, len(g.idx))
 		g.primed = make([]bool, len(g.idx))
+		g.ghosts = make(map[string]uint64)
 		if old := st.sums[g.desc.Name()]; old != nil {
 			g.retired = old.retired
 			pos := make(map[string]int, len(g.queues))
 			for j, q := range g.queues {
 				pos[q] = j
 			}
-			for j, q := range old.queues {
-				if !old.primed[j] {
-					continue
-				}
+			carry := func(q string, v uint64) {
 				if k, ok := pos[q]; ok {
-					g.last[k], g.primed[k] = old.last[j], true
+					g.last[k], g.primed[k] = v, true
 				} else {
-					g.retired += old.last[j]
+					g.ghosts[q] = v
+					g.ghostly += v
 				}
+			}
+			for j, q := range old.queues {
+				if old.primed[j] {
+					carry(q, old.last[j])
+				}
+			}
+			for q, v := range old.ghosts {
+				carry(q, v)
 			}
 		}
 		next[g.desc.Name()] = g
@@ -493,9 +506,10 @@ func (e *Ethtool) emitStats(b *exposition.Builder, st *ethIface) {
 
 // sum returns the group's monotonic sum for the current values. A queue
 // whose counter went down restarted from zero (its channel was closed and
-// re-opened): what it had counted is retired into the group first.
+// re-opened, or a ghost came back reset): what it had counted is retired
+// into the group first.
 func (g *sumGroup) sum(vals []uint64) uint64 {
-	total := g.retired
+	total := g.retired + g.ghostly
 	for j, i := range g.idx {
 		v := vals[i]
 		if g.primed[j] && v < g.last[j] {

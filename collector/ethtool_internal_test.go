@@ -160,8 +160,9 @@ func pollValue(t *testing.T, c *Ethtool, family string) (float64, bool) {
 }
 
 // TestEthtoolSumMonotonic shrinks and grows the queues of a device in sum
-// mode, as `ethtool -L` does on ENA, and restarts a queue's counters from
-// zero: the summed counter never goes backwards.
+// mode, as `ethtool -L` does, with drivers that keep a closed queue's
+// counters (mlx5) and drivers that restart them from zero: the summed
+// counter never goes backwards and never counts a queue twice.
 func TestEthtoolSumMonotonic(t *testing.T) {
 	src := &tableSource{}
 	c, err := NewEthtool(EthtoolConfig{Source: src, QueueMode: QueueSum}, zap.NewNop())
@@ -184,8 +185,10 @@ func TestEthtoolSumMonotonic(t *testing.T) {
 		{"four queues", []uint64{100, 200, 300, 400}, 1000},
 		{"traffic", []uint64{110, 210, 310, 410}, 1040},
 		{"shrunk to two queues: 2 and 3 keep their last values", []uint64{120, 220}, 120 + 220 + 310 + 410},
-		{"grown to four: the new queues start from zero", []uint64{130, 230, 5, 6}, 130 + 230 + 310 + 410 + 5 + 6},
-		{"queue 1 restarted from zero", []uint64{140, 3, 7, 8}, 140 + 230 + 3 + 310 + 410 + 7 + 8},
+		{"grown to four, counters kept: no double counting", []uint64{130, 230, 315, 412}, 130 + 230 + 315 + 412},
+		{"shrunk to two again", []uint64{140, 240}, 140 + 240 + 315 + 412},
+		{"grown to four, new queues from zero", []uint64{150, 250, 5, 6}, 150 + 250 + 315 + 412 + 5 + 6},
+		{"queue 1 restarted from zero", []uint64{160, 3, 7, 8}, 160 + 250 + 3 + 315 + 412 + 7 + 8},
 	}
 	prev := -1.0
 	for _, s := range steps {

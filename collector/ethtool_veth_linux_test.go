@@ -1,6 +1,7 @@
 package collector_test
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -181,6 +182,72 @@ func vethSeries(dev, stat string) string {
 	return fmt.Sprintf(`nic_ethtool_%s_total{device="%s"}`, stat, dev)
 }
 
+// compare checks every statistic ethtool -S prints for dev in namespace
+// ns against the scraped series got, queue labels included. traffic says
+// the test sent datagrams to dev, so its receive queues must count them.
+func (n *vethNet) compare(t *testing.T, got map[string]float64, ns, dev string, queues int, traffic bool) {
+	t.Helper()
+	d := n.ethtoolS(t, ns, dev)
+	queueSeries := 0
+	var rxPackets float64
+	for i, stat := range d.Names {
+		key := vethSeries(dev, stat)
+		v, ok := got[key]
+		if !ok {
+			t.Errorf("%s: ethtool -S has %s, the collector has no %s", dev, stat, key)
+			continue
+		}
+		if v != float64(d.Values[i]) {
+			t.Errorf("%s = %v, ethtool -S %s says %d", key, v, stat, d.Values[i])
+		}
+		if m := vethQueueRE.FindStringSubmatch(stat); m != nil {
+			queueSeries++
+			if m[1] == "rx" && m[3] == "xdp_packets" {
+				rxPackets += v
+			}
+		}
+	}
+	// Every queue of the device shows up, rx and tx.
+	for q := 0; q < queues; q++ {
+		for _, k := range []string{
+			fmt.Sprintf(`nic_ethtool_queue_rx_xdp_packets_total{device="%s",queue="%d"}`, dev, q),
+			fmt.Sprintf(`nic_ethtool_queue_tx_xdp_xmit_total{device="%s",queue="%d"}`, dev, q),
+		} {
+			if _, ok := got[k]; !ok {
+				t.Errorf("missing %s", k)
+			}
+		}
+	}
+	perQueue := 0
+	for k := range got {
+		if strings.HasPrefix(k, "nic_ethtool_queue_") && strings.Contains(k, `device="`+dev+`"`) {
+			perQueue++
+		}
+	}
+	if perQueue != queueSeries {
+		t.Errorf("%s: %d per-queue series, ethtool -S has %d per-queue statistics", dev, perQueue, queueSeries)
+	}
+	if traffic && rxPackets < 64 {
+		t.Errorf("%s: %v packets counted on its receive queues, want at least the 64 sent", dev, rxPackets)
+	}
+	if v := got[fmt.Sprintf(`nic_ethtool_stats{device="%s"}`, dev)]; v != float64(len(d.Names)) {
+		t.Errorf("%s: nic_ethtool_stats = %v, ethtool -S lists %d", dev, v, len(d.Names))
+	}
+	info := fmt.Sprintf(`nic_ethtool_info{bus_info="",device="%s",driver="veth",driver_version="1.0",firmware_version=""}`, dev)
+	if got[info] != 1 {
+		t.Errorf("missing %s", info)
+	}
+	for k, want := range map[string]float64{
+		"nic_ethtool_link_speed_bytes_per_second": 10000e6 / 8,
+		"nic_ethtool_link_full_duplex":            1,
+		"nic_ethtool_link_detected":               1,
+	} {
+		if v, ok := got[fmt.Sprintf(`%s{device="%s"}`, k, dev)]; !ok || v != want {
+			t.Errorf("%s{device=%q} = %v (present %v), want %v", k, dev, v, ok, want)
+		}
+	}
+}
+
 // countingSource counts the calls the collector makes and can run a hook
 // right after the interface list was taken, to change the host mid-poll.
 type countingSource struct {
@@ -216,9 +283,10 @@ func TestEthtoolVeth(t *testing.T) {
 		{dev: "va0", peer: "vb0", queues: 4, ipA: "10.201.0.1", ipB: "10.201.0.2"},
 		{dev: "va1", peer: "vb1", queues: 2, ipA: "10.201.1.1", ipB: "10.201.1.2"},
 		{dev: "va2", peer: "vb2", queues: 3, ipA: "10.201.2.1", ipB: "10.201.2.2"},
+		{dev: "va3", peer: "vb3", queues: 32, ipA: "10.201.3.1", ipB: "10.201.3.2"},
 	}
 	n := newVethNet(t, pairs)
-	for _, p := range pairs[:2] {
+	for _, p := range pairs[:3] {
 		n.traffic(t, p.ipA, 64)
 	}
 
@@ -242,69 +310,38 @@ func TestEthtoolVeth(t *testing.T) {
 		}
 		got := series(t, snap.String())
 		for _, p := range pairs {
-			d := n.ethtoolS(t, n.a, p.dev)
-			queueSeries := 0
-			var rxPackets float64
-			for i, stat := range d.Names {
-				key := vethSeries(p.dev, stat)
-				v, ok := got[key]
-				if !ok {
-					t.Errorf("%s: ethtool -S has %s, the collector has no %s", p.dev, stat, key)
-					continue
-				}
-				if v != float64(d.Values[i]) {
-					t.Errorf("%s = %v, ethtool -S %s says %d", key, v, stat, d.Values[i])
-				}
-				if m := vethQueueRE.FindStringSubmatch(stat); m != nil {
-					queueSeries++
-					if m[1] == "rx" && m[3] == "xdp_packets" {
-						rxPackets += v
-					}
-				}
-			}
-			// Every queue of the device shows up, rx and tx.
-			for q := 0; q < p.queues; q++ {
-				for _, k := range []string{
-					fmt.Sprintf(`nic_ethtool_queue_rx_xdp_packets_total{device="%s",queue="%d"}`, p.dev, q),
-					fmt.Sprintf(`nic_ethtool_queue_tx_xdp_xmit_total{device="%s",queue="%d"}`, p.dev, q),
-				} {
-					if _, ok := got[k]; !ok {
-						t.Errorf("missing %s", k)
-					}
-				}
-			}
-			n := 0
-			for k := range got {
-				if strings.HasPrefix(k, "nic_ethtool_queue_") && strings.Contains(k, `device="`+p.dev+`"`) {
-					n++
-				}
-			}
-			if n != queueSeries {
-				t.Errorf("%s: %d per-queue series, ethtool -S has %d per-queue statistics", p.dev, n, queueSeries)
-			}
-			if p.dev != "va2" && rxPackets < 64 {
-				t.Errorf("%s: %v packets counted on its receive queues, want at least the 64 sent", p.dev, rxPackets)
-			}
-			if v := got[fmt.Sprintf(`nic_ethtool_stats{device="%s"}`, p.dev)]; v != float64(len(d.Names)) {
-				t.Errorf("%s: nic_ethtool_stats = %v, ethtool -S lists %d", p.dev, v, len(d.Names))
-			}
-			info := fmt.Sprintf(`nic_ethtool_info{bus_info="",device="%s",driver="veth",driver_version="1.0",firmware_version=""}`, p.dev)
-			if got[info] != 1 {
-				t.Errorf("missing %s", info)
-			}
-			for k, want := range map[string]float64{
-				"nic_ethtool_link_speed_bytes_per_second": 10000e6 / 8,
-				"nic_ethtool_link_full_duplex":            1,
-				"nic_ethtool_link_detected":               1,
-			} {
-				if v, ok := got[fmt.Sprintf(`%s{device="%s"}`, k, p.dev)]; !ok || v != want {
-					t.Errorf("%s{device=%q} = %v (present %v), want %v", k, p.dev, v, ok, want)
-				}
-			}
+			n.compare(t, got, n.a, p.dev, p.queues, p.dev != "va3")
 		}
 		for k := range got {
 			if strings.Contains(k, `device="lo"`) {
 				t.Errorf("the loopback device has no ethtool statistics, yet %s", k)
+			}
+		}
+	})
+
+	t.Run("peer namespace", func(t *testing.T) {
+		// The peers' tx_queue_N_* statistics are read from the other end's
+		// receive queues; a second source opened in namespace b sees them.
+		srcB, err := collector.NewEthtoolIoctl(n.path(n.b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srcB.Close()
+		cb, err := collector.NewEthtool(collector.EthtoolConfig{Source: srcB}, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, errs := pollOnce(t, cb, log)
+		if len(errs) != 0 {
+			t.Errorf("source errors: %v", errs)
+		}
+		got := series(t, snap.String())
+		for _, p := range pairs {
+			n.compare(t, got, n.b, p.peer, p.queues, false)
+		}
+		for k := range got {
+			if strings.Contains(k, `device="va`) {
+				t.Errorf("namespace b shows a device of namespace a: %s", k)
 			}
 		}
 	})
@@ -343,6 +380,68 @@ func TestEthtoolVeth(t *testing.T) {
 				t.Errorf("sum mode exports per-queue series %s", k)
 			}
 		}
+
+		// Reduce va0 to one channel (ethtool -L): the statistics of
+		// queues 1-3 leave the table. The summed counter must not go
+		// back, and growing back must not count a queue twice.
+		const key = `nic_ethtool_queue_rx_xdp_packets_total{device="va0"}`
+		for _, ch := range []string{"1", "4"} {
+			run(t, "ip", "netns", "exec", n.a, "ethtool", "-L", "va0", "rx", ch, "tx", ch)
+			snap, errs := pollOnce(t, sc, log)
+			if len(errs) != 0 {
+				t.Errorf("source errors: %v", errs)
+			}
+			got := series(t, snap.String())
+			d := n.ethtoolS(t, n.a, "va0")
+			var inTable float64
+			for i, stat := range d.Names {
+				if m := vethQueueRE.FindStringSubmatch(stat); m != nil && m[1] == "rx" && m[3] == "xdp_packets" {
+					inTable += float64(d.Values[i])
+				}
+			}
+			if got[`nic_ethtool_stats{device="va0"}`] != float64(len(d.Names)) {
+				t.Errorf("%s channels: the table was not refreshed: nic_ethtool_stats = %v, ethtool -S lists %d",
+					ch, got[`nic_ethtool_stats{device="va0"}`], len(d.Names))
+			}
+			if ch == "1" && inTable >= want {
+				t.Fatalf("one channel: the remaining queue holds %v of %v packets; the test needs traffic on the removed queues", inTable, want)
+			}
+			if v := got[key]; v != want {
+				t.Errorf("%s channels: summed rx_xdp_packets = %v, want %v as before (the queues in the table add up to %v)", ch, v, want, inTable)
+			}
+		}
+	})
+
+	t.Run("guard page", func(t *testing.T) {
+		// A fresh source's scratch memory is one page before its guard
+		// page. Asking va3 (32 queues, 289 names of 32 bytes) for one
+		// name makes the kernel write past it: the call must fail with
+		// ErrStatCountChanged instead of overwriting memory.
+		fresh, err := collector.NewEthtoolIoctl(n.path(n.a))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fresh.Close()
+		info, err := fresh.DriverInfo("va3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NStats*32 <= os.Getpagesize() {
+			t.Fatalf("va3 has only %d statistics; the test needs more than a page of names", info.NStats)
+		}
+		if _, err := fresh.StatNames("va3", 1); !errors.Is(err, collector.ErrStatCountChanged) {
+			t.Errorf("StatNames with a short count: %v, want ErrStatCountChanged", err)
+		}
+		if err := fresh.Stats("va3", make([]uint64, 1)); !errors.Is(err, collector.ErrStatCountChanged) {
+			t.Errorf("Stats with a short count: %v, want ErrStatCountChanged", err)
+		}
+		names, err := fresh.StatNames("va3", info.NStats)
+		if err != nil || len(names) != info.NStats || names[0] != "peer_ifindex" {
+			t.Errorf("StatNames after the fault: %d names, %v", len(names), err)
+		}
+		if err := fresh.Stats("va3", make([]uint64, info.NStats)); err != nil {
+			t.Errorf("Stats after the fault: %v", err)
+		}
 	})
 
 	t.Run("device deleted mid-poll", func(t *testing.T) {
@@ -365,6 +464,31 @@ func TestEthtoolVeth(t *testing.T) {
 		}
 		if len(lines) != 1 || lines[0] != "debug interface vanished during the poll" {
 			t.Errorf("logged %q, want exactly one debug line", lines)
+		}
+	})
+
+	t.Run("device renamed mid-poll", func(t *testing.T) {
+		cs.afterList = func() {
+			run(t, "ip", "-n", n.a, "link", "set", "va1", "down")
+			run(t, "ip", "-n", n.a, "link", "set", "va1", "name", "vr1")
+		}
+		before := logs.Len()
+		snap, errs := pollOnce(t, c, log)
+		if len(errs) != 0 {
+			t.Errorf("a renamed device caused source errors: %v", errs)
+		}
+		if text := snap.String(); strings.Contains(text, `device="va1"`) || strings.Contains(text, `device="vr1"`) {
+			t.Errorf("the device renamed after the listing is exported:\n%s", text)
+		}
+		if got := logs.Len() - before; got != 1 {
+			t.Errorf("%d log lines, want one debug line", got)
+		}
+		// The next poll finds it under its new name.
+		snap, _ = pollOnce(t, c, log)
+		got := series(t, snap.String())
+		d := n.ethtoolS(t, n.a, "vr1")
+		if v := got[`nic_ethtool_stats{device="vr1"}`]; v != float64(len(d.Names)) {
+			t.Errorf("vr1: nic_ethtool_stats = %v, ethtool -S lists %d", v, len(d.Names))
 		}
 	})
 }
