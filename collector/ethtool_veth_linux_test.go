@@ -55,12 +55,22 @@ func newVethNet(t *testing.T, pairs []vethPair) *vethNet {
 	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", n.a).Run() })
 	run(t, "ip", "netns", "add", n.b)
 	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", n.b).Run() })
-	for _, p := range pairs {
+	// Keep the namespaces quiet, so that only the test's datagrams move
+	// the counters while it compares them: no IPv6 (router solicitations,
+	// MLD reports) and static neighbours (no ARP).
+	for _, ns := range []string{n.a, n.b} {
+		run(t, "ip", "netns", "exec", ns, "sh", "-c", "[ -d /proc/sys/net/ipv6 ] || exit 0; "+
+			"echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6 && echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6")
+	}
+	for i, p := range pairs {
 		q := fmt.Sprint(p.queues)
-		run(t, "ip", "-n", n.a, "link", "add", p.dev, "numrxqueues", q, "numtxqueues", q,
-			"type", "veth", "peer", "name", p.peer, "netns", n.b, "numrxqueues", q, "numtxqueues", q)
+		macA, macB := fmt.Sprintf("02:00:00:00:%02x:0a", i), fmt.Sprintf("02:00:00:00:%02x:0b", i)
+		run(t, "ip", "-n", n.a, "link", "add", p.dev, "address", macA, "numrxqueues", q, "numtxqueues", q,
+			"type", "veth", "peer", "name", p.peer, "address", macB, "netns", n.b, "numrxqueues", q, "numtxqueues", q)
 		run(t, "ip", "-n", n.a, "addr", "add", p.ipA+"/24", "dev", p.dev)
 		run(t, "ip", "-n", n.b, "addr", "add", p.ipB+"/24", "dev", p.peer)
+		run(t, "ip", "-n", n.a, "neigh", "add", p.ipB, "lladdr", macB, "dev", p.dev, "nud", "permanent")
+		run(t, "ip", "-n", n.b, "neigh", "add", p.ipA, "lladdr", macA, "dev", p.peer, "nud", "permanent")
 		run(t, "ip", "-n", n.a, "link", "set", p.dev, "up")
 		run(t, "ip", "-n", n.b, "link", "set", p.peer, "up")
 		// GRO with UDP GRO forwarding puts veth in NAPI mode, where it
