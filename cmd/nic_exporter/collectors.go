@@ -109,5 +109,37 @@ func collectorSpecs() []collectorSpec {
 				}
 			},
 		},
+		{
+			name:            "ethtool",
+			help:            "driver information, link settings and driver statistics (ethtool -i, ethtool, ethtool -S) with queue, priority and lane numbers as labels.",
+			defaultInterval: "5s",
+			defaultTimeout:  "4s",
+			extraFlags: func(app *kingpin.Application, _ *collectorFlags) func(sources, collector.DeviceFilter, *zap.Logger) (collector.Collector, error) {
+				var include, exclude, perQueue, netns string
+				app.Flag("collector.ethtool.stat-include", "Regular expression (anchored) of the driver statistic names, as ethtool -S prints them, the ethtool collector exports; empty means all.").StringVar(&include)
+				app.Flag("collector.ethtool.stat-exclude", "Regular expression (anchored) of the driver statistic names the ethtool collector never exports.").StringVar(&exclude)
+				app.Flag("collector.ethtool.per-queue", "What the ethtool collector does with per-queue statistics: keep (a series per queue, label queue), sum (one series per interface, monotonic when queues go away) or drop.").Default("keep").EnumVar(&perQueue, "keep", "sum", "drop")
+				app.Flag("collector.ethtool.netns", "Network namespace file (e.g. /run/netns/NAME or /proc/PID/ns/net) whose interfaces the ethtool collector reads; empty means the exporter's own.").StringVar(&netns)
+				return func(env sources, f collector.DeviceFilter, log *zap.Logger) (collector.Collector, error) {
+					mode, err := collector.ParseQueueMode(perQueue)
+					if err != nil {
+						return nil, err
+					}
+					var src collector.EthtoolSource
+					if env.demo != nil {
+						src = env.demo.EthtoolSource()
+					} else {
+						s, err := collector.NewEthtoolIoctl(netns)
+						if err != nil {
+							return nil, err
+						}
+						src = s
+					}
+					return collector.NewEthtool(collector.EthtoolConfig{
+						Source: src, Filter: f, StatInclude: include, StatExclude: exclude, QueueMode: mode,
+					}, log)
+				}
+			},
+		},
 	}
 }
