@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/ethtooldump"
 )
 
 // Statistic names of `ethtool -S`, in driver order.
@@ -240,4 +243,28 @@ func writeEthtool(dir string, c Config) error {
 		}
 	}
 	return nil
+}
+
+// EthtoolSource reads the dumps Write put in l.Ethtool for c's interfaces
+// and serves them as the ethtool collector's source, with the link up at
+// 400 Gb/s (mlx5) or unknown speed (ENA).
+func EthtoolSource(l Layout, c Config) (*ethtooldump.Source, error) {
+	var devs []*ethtooldump.Device
+	for _, ifc := range c.Ifaces() {
+		f, err := os.Open(filepath.Join(l.Ethtool, ifc.Name+".txt"))
+		if err != nil {
+			return nil, err
+		}
+		d, err := ethtooldump.Parse(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ifc.Name, err)
+		}
+		link := collector.EthtoolLink{HasSettings: true, SpeedMbps: 400000, Duplex: 1, Autoneg: 1, HasDetected: true, Detected: true}
+		if ifc.Driver == "ena" {
+			link = collector.EthtoolLink{HasDetected: true, Detected: true}
+		}
+		devs = append(devs, &ethtooldump.Device{Name: ifc.Name, Index: ifc.Index, Dump: d, Link: link})
+	}
+	return ethtooldump.NewSource(devs...), nil
 }

@@ -141,9 +141,8 @@ func LayoutAt(root string) Layout {
 	}
 }
 
-// Write writes the sysfs tree and the ethtool dumps of c below root, which
-// must not exist yet or be empty. VMA files belong to live processes and
-// are written separately (see the vma helpers).
+// Write writes the sysfs tree, the ethtool dumps and the VMA statistics
+// files of c below root, which must not exist yet or be empty.
 func Write(root string, c Config) (Layout, error) {
 	if err := c.Validate(); err != nil {
 		return Layout{}, err
@@ -154,6 +153,9 @@ func Write(root string, c Config) (Layout, error) {
 	}
 	if err := writeEthtool(l.Ethtool, c); err != nil {
 		return Layout{}, fmt.Errorf("writing the ethtool dumps: %w", err)
+	}
+	if err := WriteVMA(l.VMA, c); err != nil {
+		return Layout{}, fmt.Errorf("writing the VMA statistics files: %w", err)
 	}
 	return l, nil
 }

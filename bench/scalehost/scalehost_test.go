@@ -2,8 +2,10 @@ package scalehost
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/vmastats"
 )
 
 // poll runs one poll of c and fails the test on an error or on any
@@ -171,4 +174,143 @@ func TestValidate(t *testing.T) {
 			t.Errorf("%s: Validate() = %v, want ok=%v", tt.name, err, tt.ok)
 		}
 	}
+}
+
+// perDevice counts the samples of s whose device label is dev.
+func perDevice(s *exposition.Snapshot, dev string) int {
+	return strings.Count(s.String(), `{device="`+dev+`"`)
+}
+
+func TestSmallHostInfiniBand(t *testing.T) {
+	c := Small()
+	l, err := Write(t.TempDir(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := poll(t, collector.NewInfiniBand(collector.InfiniBandConfig{SysfsPath: l.Sysfs}, zap.NewNop()))
+	if got := snap.Devices(); got != c.IBPorts {
+		t.Errorf("infiniband found %d devices, want %d", got, c.IBPorts)
+	}
+	for _, fam := range []string{"nic_infiniband_info", "nic_infiniband_port_state", "nic_infiniband_port_phys_state", "nic_infiniband_port_rate_bytes_per_second"} {
+		if got := count(snap, fam); got != c.IBPorts {
+			t.Errorf("%s: %d series, want %d", fam, got, c.IBPorts)
+		}
+	}
+	text := snap.String()
+	for _, d := range c.IBDevices() {
+		// Every counters/ file and every hw_counters/ file but the
+		// lifespan setting is a series of the port.
+		want := len(ibPortCounterFiles) + len(ibHWCounterFiles) - 1
+		if got := perDevice(snap, d.Name); got < want {
+			t.Errorf("%s: %d series, want at least %d", d.Name, got, want)
+		}
+		if !strings.Contains(text, `pci_address="`+d.PCIAddress+`"`) {
+			t.Errorf("%s: PCI address %s not exported", d.Name, d.PCIAddress)
+		}
+	}
+}
+
+// queueNumber finds a queue, channel or priority number left in a metric
+// family name.
+var queueNumber = regexp.MustCompile(`(rx|tx|ch|queue_|prio)[0-9]`)
+
+func TestSmallHostEthtool(t *testing.T) {
+	c := Small()
+	l, err := Write(t.TempDir(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := EthtoolSource(l, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := collector.NewEthtool(collector.EthtoolConfig{Source: src}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := poll(t, e)
+	if got := snap.Devices(); got != len(c.Ifaces()) {
+		t.Errorf("ethtool found %d devices, want %d", got, len(c.Ifaces()))
+	}
+	text := snap.String()
+	if strings.Contains(text, "nic_ethtool_stats_skipped{") && !regexp.MustCompile(`nic_ethtool_stats_skipped\{[^}]*\} 0\n`).MatchString(text) {
+		t.Errorf("statistics skipped:\n%s", grepLines(text, "nic_ethtool_stats_skipped{"))
+	}
+	for _, ifc := range c.Ifaces() {
+		names := Mlx5StatNames(ifc.Queues)
+		if ifc.Driver == "ena" {
+			names = ENAStatNames(ifc.Queues)
+		}
+		want := fmt.Sprintf("nic_ethtool_stats{device=%q} %d\n", ifc.Name, len(names))
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q in %s", want, grepLines(text, "nic_ethtool_stats{"))
+		}
+		// One series per statistic, plus info, link settings and the
+		// table size.
+		if got := perDevice(snap, ifc.Name); got < len(names) {
+			t.Errorf("%s: %d series for %d statistics", ifc.Name, got, len(names))
+		}
+	}
+	for _, fam := range snap.Families() {
+		if queueNumber.MatchString(fam) {
+			t.Errorf("metric family %s has a queue number in its name", fam)
+		}
+	}
+	for _, want := range []string{
+		`nic_ethtool_queue_rx_packets_total{device="enp16s0np0",queue="3"}`,
+		`nic_ethtool_priority_rx_pause_total{device="enp16s0np0",priority="7"}`,
+		`nic_ethtool_rx_out_of_buffer_total{device="enp16s0np0"}`,
+		`nic_ethtool_wd_expired_total{device="ens5"}`,
+		`nic_ethtool_conntrack_allowance_available{device="ens5"} 500000`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %s", want)
+		}
+	}
+}
+
+func TestSmallHostVMA(t *testing.T) {
+	c := Small()
+	l, err := Write(t.TempDir(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := collector.NewVMA(collector.VMAConfig{Dirs: []string{l.VMA}, Liveness: c.VMALiveness()}, zap.NewNop())
+	snap := poll(t, v)
+	if got := count(snap, "nic_vma_process_info"); got != c.VMAProcesses {
+		t.Errorf("nic_vma_process_info: %d series, want %d\n%s", got, c.VMAProcesses, snap)
+	}
+	text := snap.String()
+	for _, want := range []string{
+		`nic_vma_files{state="live"} 1`,
+		`version="9.8.84.0"`,
+		`nic_vma_sockets{`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %s in\n%s", want, text)
+		}
+	}
+	// The per-process socket counters are sums over the offloaded
+	// sockets: check one against the generator's values.
+	var sum uint64
+	for _, sk := range c.VMAStats(0).Sockets {
+		sum += uint64(sk.Counters[vmastats.RxPackets])
+	}
+	if sum == 0 {
+		t.Fatal("generator wrote no rx packets")
+	}
+	want := fmt.Sprintf(`direction="rx",path="offload"} %d`+"\n", sum)
+	if !strings.Contains(text, want) {
+		t.Errorf("no %s in\n%s", want, grepLines(text, "nic_vma_socket_packets_total{"))
+	}
+}
+
+func grepLines(text, substr string) string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, substr) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
