@@ -20,17 +20,19 @@
 # same files and the same devices.
 #
 # Environment: RESULTS (default docs/bench-compare.md), PLOT (default
-# docs/bench-compare.png), SIZES (space-separated name:ports:queues), KEEP=1
-# keeps the work directory, NIC_EXPORTER=path uses a prebuilt binary.
+# docs/bench-compare.png), SIZES (space-separated name:ports:queues:ibports),
+# KEEP=1 keeps the work directory, NIC_EXPORTER=path uses a prebuilt binary.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
 RESULTS=${RESULTS:-docs/bench-compare.md}
 PLOT=${PLOT:-docs/bench-compare.png}
-# name:ports:queues. A veth with Q queues has 9*Q+1 ethtool statistics;
-# 560 queues give 5,041, as many as an mlx5 port with 64 channels.
-SIZES=${SIZES:-"1-port:1:560 4-ports:4:560 large:16:560 100k:20:560 1M:28:4096"}
+# name:ports:queues:ibports. A veth with Q queues has 9*Q+1 ethtool
+# statistics; 560 queues give 5,041, as many as an mlx5 port with 64
+# channels. "large" is the large host of the issue: 16 such ports and 16
+# InfiniBand ports.
+SIZES=${SIZES:-"1-port:1:560:1 4-ports:4:560:4 large:16:560:16 100k:20:560:16 1M:200:560:16"}
 NS=nicbench$$
 THEIRS_ADDR=127.0.0.1:9900
 OURS_ADDR=127.0.0.1:9901
@@ -152,8 +154,12 @@ stop_all() {
 	PIDS=()
 }
 
-# lg runs the load generator inside the namespace.
-lg() { in_ns "$LG" "$@" -out "$OUT" >/dev/null; }
+# lg runs the load generator inside the namespace, after a pause that
+# lets the previous measurement's garbage collection finish.
+lg() {
+	sleep 1
+	in_ns "$LG" "$@" -out "$OUT" >/dev/null
+}
 
 wait_ready() {
 	local url=$1 i
@@ -169,12 +175,12 @@ WRK_OUT=$WORK/wrk.txt
 : >"$WRK_OUT"
 
 for spec in $SIZES; do
-	IFS=: read -r size ports queues <<<"$spec"
-	log "host $size: $ports ports x $queues queues, $ports InfiniBand ports"
+	IFS=: read -r size ports queues ib <<<"$spec"
+	log "host $size: $ports ports x $queues queues, $ib InfiniBand ports"
 	setup_ns "$ports" "$queues"
 	host=$WORK/host-$size
 	"$WORK/scalehost" -out "$host" -size large -netdevs "$ports" -netdev-names "$(names "$ports")" \
-		-channels 64 -ib-ports "$ports" -ena 0 >/dev/null
+		-channels 64 -ib-ports "$ib" -ena 0 >/dev/null
 	include="enp[0-9]+s0np0"
 	start_in_ns "$WORK/node_exporter-$size" "$NE" --path.sysfs="$host/sys" --collector.disable-defaults \
 		--collector.netclass --collector.infiniband --collector.ethtool \
@@ -208,14 +214,17 @@ for spec in $SIZES; do
 		lg steady "${common_o[@]}" -gzip="$gz" -rate 2 -n "$n" -max-time 40s
 	done
 	if [ "$size" = large ]; then
-		lg concurrent "${common_t[@]}" -gzip -c 50 -duration 10s
+		# 50 scrapers that start together once a second, as 50 Prometheus
+		# servers would; then 50 closed-loop scrapers (saturation). The
+		# closed loop is not run against node_exporter: at about a second
+		# of CPU per scrape the first burst saturates it already.
+		lg burst "${common_t[@]}" -gzip -c 50 -rate 1 -duration 10s
+		lg burst "${common_o[@]}" -gzip -c 50 -rate 1 -duration 10s
 		lg concurrent "${common_o[@]}" -gzip -c 50 -duration 10s
-		for who in node_exporter:$THEIRS_ADDR nic_exporter:$OURS_ADDR; do
-			{
-				echo "## wrk, $who, 50 connections, gzip"
-				in_ns wrk -t2 -c50 -d10s --timeout 60s --latency -H 'Accept-Encoding: gzip' "http://${who#*:}/metrics"
-			} >>"$WRK_OUT" 2>&1
-		done
+		{
+			echo "## wrk -t2 -c50 -d10s, nic_exporter, gzip (closed loop)"
+			in_ns wrk -t2 -c50 -d10s --timeout 60s --latency -H 'Accept-Encoding: gzip' "http://$OURS_ADDR/metrics"
+		} >>"$WRK_OUT" 2>&1
 	fi
 	stop_all
 	rm -rf "$host"
@@ -231,10 +240,10 @@ Written by \`make bench-compare\` (bench/compare.sh) on $(date -u +%Y-%m-%d) at 
 - Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r), $(. /etc/os-release && echo "$PRETTY_NAME")
 - nic_exporter: $(git describe --always --dirty 2>/dev/null || echo unknown), $(go version | cut -d' ' -f3); node_exporter: ${NE_VERSION#node_exporter, } (Debian package prometheus-node-exporter)
 - Both exporters run at once in one network namespace and are measured one at a time; the load generator runs on the same 2 CPUs.
-- Hosts (name: ports × queues): ${SIZES}. Each port is a real veth with that many queues (ethtool source of both) and a synthetic mlx5 netdev with PCIe link in the sysfs tree, plus one InfiniBand port per port (sysfs, counters/ and hw_counters/).
+- Hosts (name:ports:queues:InfiniBand ports): ${SIZES}. Each port is a real veth with that many queues (ethtool source of both) and a synthetic mlx5 netdev with PCIe link in the sysfs tree, plus one InfiniBand port per port (sysfs, counters/ and hw_counters/).
 - node_exporter: \`--collector.disable-defaults --collector.netclass --collector.infiniband --collector.ethtool --collector.ethtool.device-include='^enp[0-9]+s0np0\$' --path.sysfs=HOST/sys --web.max-requests=64\`
 - nic_exporter: \`--path.sysfs=HOST/sys ${OURS_FLAGS[*]} --collector.ethtool.device-include='enp[0-9]+s0np0' --web.max-requests=64\` (default 5 s poll intervals)
-- steady: one scraper starting a scrape every 0.5 s (or when the previous one ends, if later), 10 scrapes (3 at 1M). concurrent: 50 closed-loop scrapers for 10 s. CPU is user+system time of the exporter process from /proc/PID/stat over the measurement, divided by the scrapes; "without background polls" subtracts our idle poll CPU rate. Latency is from sending the request to reading the last byte.
+- steady: one scraper starting a scrape every 0.5 s (or when the previous one ends, if later), 10 scrapes (3 at 1M). burst: 50 scrapers that each start a scrape every second, all at the same instants, for 10 s (a late scraper starts its next scrape at once). concurrent: 50 closed-loop scrapers for 10 s. CPU is user+system time of the exporter process from /proc/PID/stat over the measurement, divided by the scrapes; "without background polls" subtracts our idle poll CPU rate. Latency is from sending the request to reading the last byte.
 EOF
 )
 "$LG" report -in "$OUT" -md "$RESULTS" -dat "$WORK/plot.dat" -header "$header"

@@ -67,8 +67,10 @@ func (c Config) Validate() error {
 		return errors.New("scalehost: negative VMA count")
 	case c.NetdevNames != nil && len(c.NetdevNames) != c.Netdevs:
 		return fmt.Errorf("scalehost: %d interface names for %d interfaces", len(c.NetdevNames), c.Netdevs)
-	case c.Netdevs+c.ENANetdevs+c.IBPorts > 250:
-		return errors.New("scalehost: more than 250 PCI functions")
+	case c.Netdevs+c.IBPorts > maxBuses:
+		return fmt.Errorf("scalehost: %d mlx5 functions, at most %d fit the PCI buses", c.Netdevs+c.IBPorts, maxBuses)
+	case c.ENANetdevs > 26:
+		return errors.New("scalehost: more than 26 ENA interfaces")
 	}
 	for _, n := range c.NetdevNames {
 		if n == "" || len(n) > 15 || filepath.Base(n) != n || n == "." || n == ".." {
@@ -93,7 +95,7 @@ type Iface struct {
 func (c Config) Ifaces() []Iface {
 	out := make([]Iface, 0, c.Netdevs+c.ENANetdevs)
 	for i := 0; i < c.Netdevs; i++ {
-		bus := 0x10 + i
+		bus := firstBus + i
 		name := fmt.Sprintf("enp%ds0np0", bus)
 		if c.NetdevNames != nil {
 			name = c.NetdevNames[i]
@@ -113,14 +115,22 @@ type IBDevice struct {
 	PCIAddress string
 }
 
-// IBDevices returns the host's RDMA devices, one port each.
+// IBDevices returns the host's RDMA devices, one port each, on the PCI
+// buses after the Ethernet ports'.
 func (c Config) IBDevices() []IBDevice {
 	out := make([]IBDevice, c.IBPorts)
 	for i := range out {
-		out[i] = IBDevice{Name: fmt.Sprintf("mlx5_%d", i), PCIAddress: fmt.Sprintf("0000:%02x:00.0", 0x40+i)}
+		out[i] = IBDevice{Name: fmt.Sprintf("mlx5_%d", i), PCIAddress: fmt.Sprintf("0000:%02x:00.0", firstBus+c.Netdevs+i)}
 	}
 	return out
 }
+
+// Each mlx5 function (Ethernet port or InfiniBand port) has its own bus,
+// from firstBus on; ENA interfaces sit on bus 0.
+const (
+	firstBus = 0x10
+	maxBuses = 0x100 - firstBus
+)
 
 // Layout names the places below a root where Write puts each source.
 type Layout struct {

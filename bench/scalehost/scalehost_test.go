@@ -115,6 +115,26 @@ func TestStatNames(t *testing.T) {
 	}
 }
 
+func TestPCIAddressesAreUnique(t *testing.T) {
+	c := Config{Netdevs: 200, ENANetdevs: 26, IBPorts: 40}
+	seen := map[string]string{}
+	add := func(addr, who string) {
+		if other, ok := seen[addr]; ok {
+			t.Errorf("%s and %s share PCI address %s", who, other, addr)
+		}
+		seen[addr] = who
+	}
+	for _, ifc := range c.Ifaces() {
+		add(ifc.PCIAddress, ifc.Name)
+	}
+	for _, d := range c.IBDevices() {
+		add(d.PCIAddress, d.Name)
+	}
+	if len(seen) != 266 {
+		t.Errorf("%d addresses, want 266", len(seen))
+	}
+}
+
 func TestWriteIsDeterministic(t *testing.T) {
 	c := Small()
 	a, b := t.TempDir(), t.TempDir()
@@ -168,6 +188,7 @@ func TestValidate(t *testing.T) {
 		{"long name", Config{Netdevs: 1, NetdevNames: []string{"abcdefghijklmnop"}}, false},
 		{"negative", Config{Netdevs: -1}, false},
 		{"too many functions", Config{Netdevs: 200, IBPorts: 100}, false},
+		{"many functions", Config{Netdevs: 200, IBPorts: 40}, true},
 	}
 	for _, tt := range tests {
 		if err := tt.c.Validate(); (err == nil) != tt.ok {

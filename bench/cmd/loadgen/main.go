@@ -9,6 +9,7 @@
 //	loadgen idle       -pid PID -duration 30s ...
 //	loadgen steady     -url URL -pid PID -rate 2 -n 20 [-gzip] ...
 //	loadgen concurrent -url URL -pid PID -c 50 -duration 10s [-gzip] ...
+//	loadgen burst      -url URL -pid PID -c 50 -rate 1 -duration 10s [-gzip] ...
 //	loadgen report     -in results.jsonl -md report.md -dat plot.dat
 package main
 
@@ -42,6 +43,7 @@ type Result struct {
 
 	// steady, concurrent
 	Concurrency int     `json:"concurrency,omitempty"`
+	Rate        float64 `json:"rate_per_scraper,omitempty"` // burst
 	Scrapes     int     `json:"scrapes,omitempty"`
 	Errors      int     `json:"errors,omitempty"`
 	P50         float64 `json:"p50_seconds,omitempty"`
@@ -84,11 +86,11 @@ func measure(mode string, args []string) error {
 	size := fs.String("size", "", "Host size name for the report.")
 	out := fs.String("out", "", "File to append the JSON result to (default stdout).")
 	gz := fs.Bool("gzip", false, "Ask for gzip, as Prometheus does.")
-	rate := fs.Float64("rate", 1, "steady: scrapes started per second (the next starts when the previous ends if it is late).")
+	rate := fs.Float64("rate", 1, "steady, burst: scrapes each scraper starts per second (the next starts when the previous ends if it is late).")
 	n := fs.Int("n", 10, "steady: number of scrapes.")
 	maxTime := fs.Duration("max-time", 60*time.Second, "steady: stop after this long even if fewer than -n scrapes were done (at least 3 are).")
-	conc := fs.Int("c", 50, "concurrent: number of closed-loop scrapers.")
-	dur := fs.Duration("duration", 10*time.Second, "idle, concurrent: how long to measure.")
+	conc := fs.Int("c", 50, "concurrent, burst: number of scrapers (closed loop for concurrent, at -rate each for burst, all starting together).")
+	dur := fs.Duration("duration", 10*time.Second, "idle, concurrent, burst: how long to measure (scrapes in flight at the end are waited for).")
 	timeout := fs.Duration("timeout", 120*time.Second, "Timeout of one scrape.")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -133,16 +135,26 @@ func measure(mode string, args []string) error {
 		}
 		r.Scrapes = len(lat) + r.Errors
 		fill(&r, lat)
-	case "concurrent":
+	case "concurrent", "burst":
 		var mu sync.Mutex
 		var lat []float64
 		var wg sync.WaitGroup
 		deadline := time.Now().Add(*dur)
+		interval := time.Duration(0)
+		if mode == "burst" {
+			interval = time.Duration(float64(time.Second) / *rate)
+			r.Rate = *rate
+		}
 		for w := 0; w < *conc; w++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				next := start
 				for time.Now().Before(deadline) {
+					if d := time.Until(next); d > 0 {
+						time.Sleep(d)
+					}
+					next = next.Add(interval)
 					_, d, err := scrape(client, *url, *gz)
 					mu.Lock()
 					if err != nil {

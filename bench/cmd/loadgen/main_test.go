@@ -77,6 +77,7 @@ func TestMeasureAndReport(t *testing.T) {
 			{"steady", "-url", srv.URL, "-pid", pid, "-rate", "1000", "-n", "5"},
 			{"steady", "-url", srv.URL, "-pid", pid, "-rate", "1000", "-n", "5", "-gzip"},
 			{"concurrent", "-url", srv.URL, "-pid", pid, "-c", "4", "-duration", "50ms", "-gzip"},
+			{"burst", "-url", srv.URL, "-pid", pid, "-c", "3", "-rate", "100", "-duration", "50ms", "-gzip"},
 		} {
 			args = append(args, "-exporter", exporter, "-size", "large", "-out", out)
 			if err := measure(args[0], args[1:]); err != nil {
@@ -88,13 +89,17 @@ func TestMeasureAndReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sizes) != 1 || len(rs) != 10 {
-		t.Fatalf("%d sizes, %d results; want 1, 10", len(sizes), len(rs))
+	if len(sizes) != 1 || len(rs) != 12 {
+		t.Fatalf("%d sizes, %d results; want 1, 12", len(sizes), len(rs))
 	}
 	r, ok := rs.get("nic_exporter", "large", "steady", true)
 	if !ok || r.Scrapes != 5 || r.Errors != 0 || r.P50 <= 0 {
 		b, _ := json.Marshal(r)
 		t.Errorf("steady gzip result: %s", b)
+	}
+	// 3 scrapers at 100/s for 50 ms start about 5 scrapes each.
+	if r, _ := rs.get("nic_exporter", "large", "burst", true); r.Scrapes < 6 || r.Scrapes > 30 || r.Concurrency != 3 {
+		t.Errorf("burst result: %+v", r)
 	}
 	if s, _ := rs.get("node_exporter", "large", "series", false); s.Series != 2 || s.Families != 1 {
 		t.Errorf("series result: %+v", s)
@@ -104,7 +109,7 @@ func TestMeasureAndReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	text, _ := os.ReadFile(md)
-	for _, want := range []string{"HEADER", "| series | 2 | 2 |", "50 concurrent", "4 concurrent, gzip: p99 latency", "RSS at the end"} {
+	for _, want := range []string{"HEADER", "| series | 2 | 2 |", "50 concurrent", "4 closed-loop scrapers, gzip: p99 latency", "3 scrapers at 100/s each, starting together, gzip: p99 latency", "RSS at the end"} {
 		if want == "50 concurrent" {
 			continue // the test used 4 scrapers
 		}

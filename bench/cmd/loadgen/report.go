@@ -142,7 +142,10 @@ func netCPU(r Result, idle Result, hasIdle bool) float64 {
 }
 
 func headline(b *strings.Builder, rs results, size, ours, theirs string, interval time.Duration) {
-	so, _ := rs.get(ours, size, "series", false)
+	so, ok := rs.get(ours, size, "series", false)
+	if !ok {
+		return
+	}
 	st, _ := rs.get(theirs, size, "series", false)
 	fmt.Fprintf(b, "### Host %q: %s vs %s\n\n", size, ours, theirs)
 	fmt.Fprintf(b, "| Measure | %s | %s | ratio |\n|---|---|---|---|\n", theirs, ours)
@@ -168,21 +171,39 @@ func headline(b *strings.Builder, rs results, size, ours, theirs string, interva
 		fmt.Fprintf(b, "| steady, %s: CPU per scrape without background polls | %s | %s | %s |\n", enc, ms(nt), ms(no), ratio(nt, no))
 		fmt.Fprintf(b, "| steady, %s: scrapes (errors) | %d (%d) | %d (%d) | |\n", enc, t.Scrapes, t.Errors, o.Scrapes, o.Errors)
 	}
-	for _, gz := range []bool{false, true} {
-		o, ok1 := rs.get(ours, size, "concurrent", gz)
-		t, ok2 := rs.get(theirs, size, "concurrent", gz)
-		if !ok1 || !ok2 {
-			continue
+	for _, m := range []struct{ mode, what string }{
+		{"burst", "scrapers at %g/s each, starting together"},
+		{"concurrent", "closed-loop scrapers"},
+	} {
+		for _, gz := range []bool{false, true} {
+			o, ok1 := rs.get(ours, size, m.mode, gz)
+			t, ok2 := rs.get(theirs, size, m.mode, gz)
+			if !ok1 && !ok2 {
+				continue
+			}
+			enc := "identity"
+			if gz {
+				enc = "gzip"
+			}
+			c := o.Concurrency
+			if c == 0 {
+				c = t.Concurrency
+			}
+			what := m.what
+			if m.mode == "burst" {
+				rate := o.Rate
+				if rate == 0 {
+					rate = t.Rate
+				}
+				what = fmt.Sprintf(what, rate)
+			}
+			l := fmt.Sprintf("%d %s, %s", c, what, enc)
+			fmt.Fprintf(b, "| %s: median latency | %s | %s | %s |\n", l, ms(t.P50), ms(o.P50), ratio(t.P50, o.P50))
+			fmt.Fprintf(b, "| %s: p99 latency | %s | %s | %s |\n", l, ms(t.P99), ms(o.P99), ratio(t.P99, o.P99))
+			fmt.Fprintf(b, "| %s: scrapes/s | %s | %s | |\n", l, perSec(t, ok2), perSec(o, ok1))
+			fmt.Fprintf(b, "| %s: CPU per scrape | %s | %s | %s |\n", l, ms(t.CPUPerUnit), ms(o.CPUPerUnit), ratio(t.CPUPerUnit, o.CPUPerUnit))
+			fmt.Fprintf(b, "| %s: scrapes (errors) | %s | %s | |\n", l, count(t, ok2), count(o, ok1))
 		}
-		enc := "identity"
-		if gz {
-			enc = "gzip"
-		}
-		fmt.Fprintf(b, "| %d concurrent, %s: median latency | %s | %s | %s |\n", o.Concurrency, enc, ms(t.P50), ms(o.P50), ratio(t.P50, o.P50))
-		fmt.Fprintf(b, "| %d concurrent, %s: p99 latency | %s | %s | %s |\n", o.Concurrency, enc, ms(t.P99), ms(o.P99), ratio(t.P99, o.P99))
-		fmt.Fprintf(b, "| %d concurrent, %s: scrapes/s | %.1f | %.1f | |\n", o.Concurrency, enc, t.PerSecond, o.PerSecond)
-		fmt.Fprintf(b, "| %d concurrent, %s: CPU per scrape | %s | %s | %s |\n", o.Concurrency, enc, ms(t.CPUPerUnit), ms(o.CPUPerUnit), ratio(t.CPUPerUnit, o.CPUPerUnit))
-		fmt.Fprintf(b, "| %d concurrent, %s: scrapes (errors) | %d (%d) | %d (%d) | |\n", o.Concurrency, enc, t.Scrapes, t.Errors, o.Scrapes, o.Errors)
 	}
 	if hasIdleO {
 		polls := idleO.Wall / interval.Seconds()
@@ -190,14 +211,14 @@ func headline(b *strings.Builder, rs results, size, ours, theirs string, interva
 			idleO.Wall, cpuOrDash(idleT, hasIdleT), ms(idleO.CPU), 100*idleO.CPU/idleO.Wall, ms(idleO.CPU/polls), interval)
 	}
 	var last Result
-	for _, m := range []string{"concurrent", "steady"} {
+	for _, m := range []string{"concurrent", "burst", "steady"} {
 		if r, ok := rs.get(ours, size, m, true); ok {
 			last = r
 			break
 		}
 	}
 	var lastT Result
-	for _, m := range []string{"concurrent", "steady"} {
+	for _, m := range []string{"concurrent", "burst", "steady"} {
 		if r, ok := rs.get(theirs, size, m, true); ok {
 			lastT = r
 			break
@@ -205,6 +226,20 @@ func headline(b *strings.Builder, rs results, size, ours, theirs string, interva
 	}
 	fmt.Fprintf(b, "| RSS at the end | %s | %s | %s |\n", mib(lastT.RSS), mib(last.RSS), ratio(float64(lastT.RSS), float64(last.RSS)))
 	fmt.Fprintf(b, "| peak RSS | %s | %s | %s |\n\n", mib(lastT.PeakRSS), mib(last.PeakRSS), ratio(float64(lastT.PeakRSS), float64(last.PeakRSS)))
+}
+
+func perSec(r Result, ok bool) string {
+	if !ok {
+		return "not run"
+	}
+	return fmt.Sprintf("%.1f", r.PerSecond)
+}
+
+func count(r Result, ok bool) string {
+	if !ok {
+		return "not run"
+	}
+	return fmt.Sprintf("%d (%d)", r.Scrapes, r.Errors)
 }
 
 func cpuOrDash(r Result, ok bool) string {
