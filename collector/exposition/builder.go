@@ -3,6 +3,7 @@ package exposition
 import (
 	"bytes"
 	"io"
+	"sync"
 	"sync/atomic"
 )
 
@@ -110,6 +111,8 @@ type Snapshot struct {
 	textSize int
 	omSize   int
 	deflated [2]atomic.Pointer[Segment] // by Format, computed on first use
+	// deflateOnce makes concurrent first uses share one compression.
+	deflateOnce [2]sync.Once
 }
 
 type snapFamily struct {

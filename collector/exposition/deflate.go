@@ -18,12 +18,19 @@ type Segment struct {
 }
 
 // Deflated returns the snapshot in format f as a compressed Segment. The
-// first call per format compresses; later calls return the same segment.
-// Concurrent first calls may both compress; one result wins.
+// first call per format compresses; concurrent first calls wait for that
+// one compression instead of each compressing the same bytes (50 scrapers
+// that start together right after a poll would otherwise compress the
+// snapshot 50 times). Later calls return the same segment.
 func (s *Snapshot) Deflated(f Format) *Segment {
 	if seg := s.deflated[f].Load(); seg != nil {
 		return seg
 	}
+	s.deflateOnce[f].Do(func() { s.deflated[f].Store(s.deflate(f)) })
+	return s.deflated[f].Load()
+}
+
+func (s *Snapshot) deflate(f Format) *Segment {
 	var buf bytes.Buffer
 	buf.Grow(s.Size(f)/6 + 64)
 	w, _ := flate.NewWriter(&buf, flate.BestSpeed) // level is valid: no error
@@ -31,11 +38,7 @@ func (s *Snapshot) Deflated(f Format) *Segment {
 	// Writes to a bytes.Buffer and a hash do not fail.
 	_, _ = s.WriteTo(io.MultiWriter(w, sum), f)
 	_ = w.Flush()
-	seg := &Segment{Data: buf.Bytes(), CRC: sum.Sum32(), Size: s.Size(f)}
-	if s.deflated[f].CompareAndSwap(nil, seg) {
-		return seg
-	}
-	return s.deflated[f].Load()
+	return &Segment{Data: buf.Bytes(), CRC: sum.Sum32(), Size: s.Size(f)}
 }
 
 // CRC32Combine returns the CRC-32 (IEEE) of the concatenation of A and B

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"sync"
 	"testing"
 )
 
@@ -103,5 +104,56 @@ func BenchmarkDeflated(b *testing.B) {
 	for b.Loop() {
 		s := bld.Snapshot()
 		_ = s.Deflated(Text)
+	}
+}
+
+// BenchmarkDeflatedConcurrentFirstUse measures 50 scrapes that ask for the
+// segment of a fresh 100,000-series snapshot at the same time, as 50
+// scrapers that start together right after a poll do.
+func BenchmarkDeflatedConcurrentFirstUse(b *testing.B) {
+	d := MustNewDesc("nic_bench_packets_total", "Packets.", Counter, "device", "queue")
+	bld := NewBuilder()
+	for i := 0; i < 100_000; i++ {
+		bld.Add(d, float64(i)*1234567, fmt.Sprintf("mlx5_%d", i/1000), fmt.Sprint(i%1000))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		s := bld.Snapshot()
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range 50 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				_ = s.Deflated(Text)
+			}()
+		}
+		close(start)
+		wg.Wait()
+	}
+}
+
+func TestDeflatedConcurrentFirstUseSharesOneSegment(t *testing.T) {
+	d := MustNewDesc("nic_test_packets_total", "Packets.", Counter, "queue")
+	bld := NewBuilder()
+	for i := 0; i < 1000; i++ {
+		bld.Add(d, float64(i), fmt.Sprint(i))
+	}
+	s := bld.Snapshot()
+	segs := make([]*Segment, 20)
+	var wg sync.WaitGroup
+	for i := range segs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			segs[i] = s.Deflated(Text)
+		}()
+	}
+	wg.Wait()
+	for i, seg := range segs {
+		if seg == nil || seg != segs[0] {
+			t.Fatalf("call %d got segment %p, call 0 got %p", i, seg, segs[0])
+		}
 	}
 }
