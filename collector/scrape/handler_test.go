@@ -316,3 +316,51 @@ func benchConcurrent(b *testing.B, n int, gz bool) {
 	}
 	b.ReportMetric(float64(failures), "failures")
 }
+
+// BenchmarkScrapeWithRuntimeMetrics scrapes 10,000 cached series plus the
+// Go runtime and process metrics the exporter serves after them (the
+// per-scrape tail), with gzip as Prometheus asks.
+func BenchmarkScrapeWithRuntimeMetrics(b *testing.B) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	for _, gz := range []bool{false, true} {
+		b.Run(fmt.Sprintf("gzip=%v", gz), func(b *testing.B) { benchScrape(b, newTestHandler(10_000, reg), gz) })
+	}
+}
+
+func TestGzipTailWithRuntimeMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	// Big enough that the uncompressed tail spans several stored blocks.
+	big := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "nic_exporter_test_big", Help: "Test."}, []string{"i"})
+	for i := 0; i < 5000; i++ {
+		big.WithLabelValues(fmt.Sprint(i)).Set(float64(i))
+	}
+	reg.MustRegister(big)
+	for _, g := range []prometheus.Gatherer{reg, prometheus.NewRegistry()} {
+		h := newTestHandler(1000, g)
+		req := httptest.NewRequest("GET", "/metrics", nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		zr, err := gzip.NewReader(rec.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(zr) // checks the CRC and length
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := expfmt.NewTextParser(model.LegacyValidation)
+		mfs, err := p.TextToMetricFamilies(strings.NewReader(string(body)))
+		if err != nil {
+			t.Fatalf("gzip body does not parse: %v", err)
+		}
+		if mfs["nic_bench_state"] == nil {
+			t.Errorf("gzip body lacks the snapshot")
+		}
+		if g == reg && (mfs["go_goroutines"] == nil || !strings.Contains(string(body), "nic_exporter_test_big{i=\"4999\"} 4999\n")) {
+			t.Errorf("gzip body lacks the tail")
+		}
+	}
+}
