@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sync"
 	"syscall"
 	"time"
@@ -38,6 +39,15 @@ import (
 const defaultAddress = ":21180"
 
 func main() {
+	// Go's default GC target (100) lets the heap grow to twice the live
+	// data before collecting. The live data here is the snapshots and the
+	// collectors' state, and the garbage per poll and scrape is small, so
+	// a target of 50 keeps the resident memory near what operators budget
+	// for (under 64 MiB at 100,000 series) for little CPU. GOGC in the
+	// environment still decides when set.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
+	}
 	os.Exit(run(os.Args[1:], os.Stderr))
 }
 
