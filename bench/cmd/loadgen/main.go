@@ -58,6 +58,9 @@ type Result struct {
 	RSS        int64   `json:"rss_bytes,omitempty"`
 	PeakRSS    int64   `json:"peak_rss_bytes,omitempty"`
 	CPUPerUnit float64 `json:"cpu_seconds_per_scrape,omitempty"`
+	// ClientCPU is the load generator's own CPU time: it shares the
+	// machine with the exporter.
+	ClientCPU float64 `json:"client_cpu_seconds,omitempty"`
 }
 
 func main() {
@@ -105,6 +108,10 @@ func measure(mode string, args []string) error {
 		if cpu0, err = cpuSeconds(*pid); err != nil {
 			return err
 		}
+	}
+	self0, err := cpuSeconds(os.Getpid())
+	if err != nil {
+		return err
 	}
 	start := time.Now()
 	switch mode {
@@ -174,6 +181,9 @@ func measure(mode string, args []string) error {
 		return fmt.Errorf("unknown mode %q", mode)
 	}
 	r.Wall = time.Since(start).Seconds()
+	if self1, err := cpuSeconds(os.Getpid()); err == nil {
+		r.ClientCPU = self1 - self0
+	}
 	if r.Scrapes > 0 {
 		r.PerSecond = float64(r.Scrapes) / r.Wall
 	}

@@ -202,6 +202,7 @@ func headline(b *strings.Builder, rs results, size, ours, theirs string, interva
 			fmt.Fprintf(b, "| %s: p99 latency | %s | %s | %s |\n", l, ms(t.P99), ms(o.P99), ratio(t.P99, o.P99))
 			fmt.Fprintf(b, "| %s: scrapes/s | %s | %s | |\n", l, perSec(t, ok2), perSec(o, ok1))
 			fmt.Fprintf(b, "| %s: CPU per scrape | %s | %s | %s |\n", l, ms(t.CPUPerUnit), ms(o.CPUPerUnit), ratio(t.CPUPerUnit, o.CPUPerUnit))
+			fmt.Fprintf(b, "| %s: load generator CPU per scrape | %s | %s | |\n", l, ms(perScrape(t.ClientCPU, t)), ms(perScrape(o.ClientCPU, o)))
 			fmt.Fprintf(b, "| %s: scrapes (errors) | %s | %s | |\n", l, count(t, ok2), count(o, ok1))
 		}
 	}
@@ -226,6 +227,13 @@ func headline(b *strings.Builder, rs results, size, ours, theirs string, interva
 	}
 	fmt.Fprintf(b, "| RSS at the end | %s | %s | %s |\n", mib(lastT.RSS), mib(last.RSS), ratio(float64(lastT.RSS), float64(last.RSS)))
 	fmt.Fprintf(b, "| peak RSS | %s | %s | %s |\n\n", mib(lastT.PeakRSS), mib(last.PeakRSS), ratio(float64(lastT.PeakRSS), float64(last.PeakRSS)))
+}
+
+func perScrape(v float64, r Result) float64 {
+	if r.Scrapes == 0 {
+		return 0
+	}
+	return v / float64(r.Scrapes)
 }
 
 func perSec(r Result, ok bool) string {
