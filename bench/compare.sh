@@ -173,6 +173,7 @@ wait_ready() {
 
 WRK_OUT=$WORK/wrk.txt
 : >"$WRK_OUT"
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 for spec in $SIZES; do
 	IFS=: read -r size ports queues ib <<<"$spec"
@@ -232,6 +233,7 @@ done
 ip netns del "$NS"
 
 # 4. Report and plot.
+LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 log "writing $RESULTS and $PLOT"
 header=$(
 	cat <<EOF
@@ -239,7 +241,7 @@ Written by \`make bench-compare\` (bench/compare.sh) on $(date -u +%Y-%m-%d) at 
 
 - Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r), $(. /etc/os-release && echo "$PRETTY_NAME")
 - nic_exporter: $(git describe --always --dirty 2>/dev/null || echo unknown), $(go version | cut -d' ' -f3); node_exporter: ${NE_VERSION#node_exporter, } (Debian package prometheus-node-exporter)
-- Both exporters run at once in one network namespace and are measured one at a time; the load generator runs on the same 2 CPUs.
+- Both exporters run at once in one network namespace and are measured one at a time; the load generator runs on the same $(nproc) CPUs. Load average (1, 5, 15 min) at the start: ${LOAD_START}; at the end: ${LOAD_END} (other work on the machine competes with both exporters alike).
 - Hosts (name:ports:queues:InfiniBand ports): ${SIZES}. Each port is a real veth with that many queues (ethtool source of both) and a synthetic mlx5 netdev with PCIe link in the sysfs tree, plus one InfiniBand port per port (sysfs, counters/ and hw_counters/).
 - node_exporter: \`--collector.disable-defaults --collector.netclass --collector.infiniband --collector.ethtool --collector.ethtool.device-include='^enp[0-9]+s0np0\$' --path.sysfs=HOST/sys --web.max-requests=64\`
 - nic_exporter: \`--path.sysfs=HOST/sys ${OURS_FLAGS[*]} --collector.ethtool.device-include='enp[0-9]+s0np0' --web.max-requests=64\` (default 5 s poll intervals)
