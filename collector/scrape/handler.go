@@ -43,7 +43,10 @@ type Handler struct {
 	cfg      Config
 	log      *zap.Logger
 	inflight atomic.Int64
-	buffers  sync.Pool // *bytes.Buffer for the per-scrape tail
+	// tails are the renderings of the exporter's own metrics in flight,
+	// by format, shared by the scrapes that ask while one is rendered.
+	tailMu   sync.Mutex
+	tails    map[expfmt.Format]*selfTail
 	rejected atomic.Uint64
 }
 
@@ -51,7 +54,7 @@ type Handler struct {
 // the given order, then the metrics of cfg.Gatherer.
 func NewHandler(sources []Source, cfg Config, log *zap.Logger) *Handler {
 	h := &Handler{sources: sources, cfg: cfg, log: log}
-	h.buffers.New = func() any { return new(bytes.Buffer) }
+	h.tails = make(map[expfmt.Format]*selfTail)
 	return h
 }
 
@@ -102,7 +105,44 @@ func (h *Handler) writePlain(w io.Writer, format exposition.Format, encFormat ex
 			return err
 		}
 	}
-	return h.writeSelf(w, encFormat)
+	tail, err := h.renderSelf(encFormat)
+	if _, werr := w.Write(tail); werr != nil {
+		return werr
+	}
+	return err
+}
+
+// selfTail is one rendering of the exporter's own metrics.
+type selfTail struct {
+	done chan struct{}
+	data []byte
+	err  error
+}
+
+// renderSelf returns the exporter's own metrics in encFormat. Scrapes
+// that arrive while a rendering is in flight wait for it and share its
+// bytes instead of gathering again: gathering the Go runtime and process
+// metrics (procfs reads, about 1,000 allocations) is most of a cached
+// scrape's cost, and 50 scrapers that start together would each pay it.
+// Sequential scrapes always gather afresh.
+func (h *Handler) renderSelf(encFormat expfmt.Format) ([]byte, error) {
+	h.tailMu.Lock()
+	if t := h.tails[encFormat]; t != nil {
+		h.tailMu.Unlock()
+		<-t.done
+		return t.data, t.err
+	}
+	t := &selfTail{done: make(chan struct{})}
+	h.tails[encFormat] = t
+	h.tailMu.Unlock()
+	var buf bytes.Buffer
+	t.err = h.writeSelf(&buf, encFormat)
+	t.data = buf.Bytes()
+	h.tailMu.Lock()
+	delete(h.tails, encFormat)
+	h.tailMu.Unlock()
+	close(t.done)
+	return t.data, t.err
 }
 
 // gzipHeader is a gzip member header: deflate, no flags, no time, unknown OS.
@@ -110,8 +150,8 @@ var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}
 
 // writeGzip writes one gzip member made of each snapshot's cached DEFLATE
 // segment (compressed once per snapshot, not per scrape), followed by the
-// exporter's own metrics compressed now, and a trailer whose CRC-32 is
-// combined from the parts' checksums.
+// exporter's own metrics (rendered now, sent as stored blocks), and a
+// trailer whose CRC-32 is combined from the parts' checksums.
 func (h *Handler) writeGzip(w io.Writer, format exposition.Format, encFormat expfmt.Format) error {
 	if _, err := w.Write(gzipHeader); err != nil {
 		return err
@@ -126,23 +166,19 @@ func (h *Handler) writeGzip(w io.Writer, format exposition.Format, encFormat exp
 		crc = exposition.CRC32Combine(crc, seg.CRC, seg.Size)
 		size += seg.Size
 	}
-	tail := h.buffers.Get().(*bytes.Buffer)
-	defer func() {
-		tail.Reset()
-		h.buffers.Put(tail)
-	}()
-	if err := h.writeSelf(tail, encFormat); err != nil {
+	tail, err := h.renderSelf(encFormat)
+	if err != nil {
 		return err
 	}
-	if err := writeStored(w, tail.Bytes()); err != nil { // ends with the final block
+	if err := writeStored(w, tail); err != nil { // ends with the final block
 		return err
 	}
-	crc = exposition.CRC32Combine(crc, crc32.ChecksumIEEE(tail.Bytes()), tail.Len())
-	size += tail.Len()
+	crc = exposition.CRC32Combine(crc, crc32.ChecksumIEEE(tail), len(tail))
+	size += len(tail)
 	var trailer [8]byte
 	binary.LittleEndian.PutUint32(trailer[:4], crc)
 	binary.LittleEndian.PutUint32(trailer[4:], uint32(size)) // ISIZE is the size mod 2^32
-	_, err := w.Write(trailer[:])
+	_, err = w.Write(trailer[:])
 	return err
 }
 

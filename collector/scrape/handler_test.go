@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.uber.org/zap"
@@ -361,6 +363,110 @@ func TestGzipTailWithRuntimeMetrics(t *testing.T) {
 		}
 		if g == reg && (mfs["go_goroutines"] == nil || !strings.Contains(string(body), "nic_exporter_test_big{i=\"4999\"} 4999\n")) {
 			t.Errorf("gzip body lacks the tail")
+		}
+	}
+}
+
+// BenchmarkConcurrentScrapesWithRuntimeMetrics is
+// BenchmarkScrapeWithRuntimeMetrics with 50 scrapes in flight at once.
+func BenchmarkConcurrentScrapesWithRuntimeMetrics(b *testing.B) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	h := NewHandler([]Source{fixed{snapshotOf(10_000)}}, Config{Gatherer: reg}, zap.NewNop())
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	b.SetParallelism(50 / runtime.GOMAXPROCS(0))
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		w := &copyWriter{h: http.Header{}, buf: make([]byte, 0, 1<<20)}
+		for pb.Next() {
+			w.buf = w.buf[:0]
+			h.ServeHTTP(w, req)
+		}
+	})
+}
+
+// countingGatherer counts Gather calls; while gate is open, calls block
+// until it is closed.
+type countingGatherer struct {
+	reg   *prometheus.Registry
+	mu    sync.Mutex
+	calls int
+	gate  chan struct{}
+}
+
+func (g *countingGatherer) Gather() ([]*dto.MetricFamily, error) {
+	g.mu.Lock()
+	g.calls++
+	gate := g.gate
+	g.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	return g.reg.Gather()
+}
+
+func TestSelfMetricsSharedOnlyByOverlappingScrapes(t *testing.T) {
+	g := &countingGatherer{reg: selfRegistry()}
+	h := NewHandler([]Source{fixed{snapshotOf(10)}}, Config{Gatherer: g}, zap.NewNop())
+	scrapeOnce := func(gz bool) string {
+		req := httptest.NewRequest("GET", "/metrics", nil)
+		if gz {
+			req.Header.Set("Accept-Encoding", "gzip")
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		body := rec.Body.String()
+		if gz {
+			zr, err := gzip.NewReader(strings.NewReader(body))
+			if err != nil {
+				t.Error(err)
+				return ""
+			}
+			b, err := io.ReadAll(zr)
+			if err != nil {
+				t.Error(err)
+			}
+			body = string(b)
+		}
+		return body
+	}
+	// Sequential scrapes gather every time: nothing is cached.
+	for i := 0; i < 3; i++ {
+		scrapeOnce(i%2 == 0)
+	}
+	if g.calls != 3 {
+		t.Fatalf("3 sequential scrapes gathered %d times", g.calls)
+	}
+	// Overlapping scrapes may share a gathering; each still gets the
+	// whole response.
+	g.mu.Lock()
+	g.calls = 0
+	g.gate = make(chan struct{})
+	g.mu.Unlock()
+	var wg sync.WaitGroup
+	bodies := make([]string, 10)
+	for i := range bodies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bodies[i] = scrapeOnce(i%2 == 0)
+		}()
+	}
+	for h.inflight.Load() < int64(len(bodies)) {
+		runtime.Gosched()
+	}
+	g.mu.Lock()
+	close(g.gate)
+	g.gate = nil
+	g.mu.Unlock()
+	wg.Wait()
+	if g.calls < 1 || g.calls > len(bodies) {
+		t.Errorf("%d overlapping scrapes gathered %d times", len(bodies), g.calls)
+	}
+	for i, b := range bodies {
+		if !strings.Contains(b, "nic_bench_state{") || !strings.Contains(b, "nic_exporter_test_total 5\n") {
+			t.Errorf("scrape %d is incomplete:\n%s", i, b)
 		}
 	}
 }
