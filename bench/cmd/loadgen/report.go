@@ -168,7 +168,11 @@ func headline(b *strings.Builder, rs results, size, ours, theirs string, interva
 		fmt.Fprintf(b, "| steady, %s: p99 latency | %s | %s | %s |\n", enc, ms(t.P99), ms(o.P99), ratio(t.P99, o.P99))
 		fmt.Fprintf(b, "| steady, %s: CPU per scrape | %s | %s | %s |\n", enc, ms(t.CPUPerUnit), ms(o.CPUPerUnit), ratio(t.CPUPerUnit, o.CPUPerUnit))
 		no, nt := netCPU(o, idleO, hasIdleO), netCPU(t, idleT, hasIdleT)
-		fmt.Fprintf(b, "| steady, %s: CPU per scrape without background polls | %s | %s | %s |\n", enc, ms(nt), ms(no), ratio(nt, no))
+		nos := ms(no)
+		if no == 0 && o.CPU > 0 {
+			nos = "≈0 (within the idle poll CPU)"
+		}
+		fmt.Fprintf(b, "| steady, %s: CPU per scrape without background polls | %s | %s | %s |\n", enc, ms(nt), nos, ratio(nt, no))
 		fmt.Fprintf(b, "| steady, %s: scrapes (errors) | %d (%d) | %d (%d) | |\n", enc, t.Scrapes, t.Errors, o.Scrapes, o.Errors)
 	}
 	for _, m := range []struct{ mode, what string }{
