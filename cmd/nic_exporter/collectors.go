@@ -74,5 +74,26 @@ func collectorSpecs() []collectorSpec {
 				}
 			},
 		},
+		{
+			name:            "devlink",
+			help:            "devlink health reporters (mlx5 fw, fw_fatal, vnic, tx, rx), device info and health events, with evidence capture.",
+			defaultInterval: "10s",
+			defaultTimeout:  "8s",
+			extraFlags: func(app *kingpin.Application, cf *collectorFlags) func(sources, collector.DeviceFilter, *zap.Logger) (collector.Collector, error) {
+				p := "collector." + cf.spec.name
+				var capture collector.CaptureConfig
+				app.Flag(p+".capture-dir", "Directory to write evidence to when a devlink health reporter goes to error: reporter attributes, diagnose and dump as one JSON file. Off when empty.").StringVar(&capture.Dir)
+				app.Flag(p+".capture-max-files", "Most evidence files kept in --"+p+".capture-dir; the oldest are removed first.").Default("100").IntVar(&capture.MaxFiles)
+				app.Flag(p+".capture-max-bytes", "Most bytes of evidence kept in --"+p+".capture-dir; the oldest files are removed first, the newest is always kept.").Default("67108864").Int64Var(&capture.MaxBytes)
+				return func(env sources, f collector.DeviceFilter, log *zap.Logger) (collector.Collector, error) {
+					cfg := collector.DevlinkConfig{Filter: f, Capture: capture, Open: collector.OpenDevlink}
+					if env.demo != nil {
+						dl := env.demo.Devlink()
+						cfg.Open = func() (collector.DevlinkSource, error) { return dl, nil }
+					}
+					return collector.NewDevlink(cfg, log), nil
+				}
+			},
+		},
 	}
 }

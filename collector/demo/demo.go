@@ -53,7 +53,7 @@ type part struct {
 
 // parts lists the parts of the reference host.
 func parts() []part {
-	return []part{netdevPart}
+	return []part{netdevPart, devlinkPart}
 }
 
 // faultHelp returns every known fault with what it does.
