@@ -88,9 +88,9 @@ type portKey struct {
 }
 
 type reporterKey struct {
-	h     devlink.Handle
-	port  string // decimal index, "" for device reporters
-	name  string
+	h    devlink.Handle
+	port string // decimal index, "" for device reporters
+	name string
 }
 
 type eventKey struct {
@@ -528,10 +528,50 @@ func (d *Devlink) handleEvent(ctx context.Context, src DevlinkSource, ev devlink
 			return
 		}
 		pending := d.apply(r)
+		if ev.Kind == devlink.EventDeviceDel && h != nil {
+			// Devlink notifies before it stops listing the device, so
+			// the read may still have found it.
+			d.forget(*h)
+		}
 		publish(d.render)
 		if len(pending) > 0 {
 			d.runCaptures(rctx, src, pending, "event")
 			publish(d.render)
+		}
+	}
+}
+
+// forget drops everything of a removed device from the state.
+func (d *Devlink) forget(h devlink.Handle) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := &d.state
+	devices := s.devices[:0:0]
+	for _, dh := range s.devices {
+		if dh != h {
+			devices = append(devices, dh)
+		}
+	}
+	s.devices = devices
+	delete(s.infos, h)
+	for k := range s.netdevs {
+		if k.h == h {
+			delete(s.netdevs, k)
+		}
+	}
+	for k := range s.reporters {
+		if k.h == h {
+			delete(s.reporters, k)
+		}
+	}
+	for k := range s.events {
+		if k.r.h == h {
+			delete(s.events, k)
+		}
+	}
+	for k := range s.captures {
+		if k.h == h {
+			delete(s.captures, k)
 		}
 	}
 }
