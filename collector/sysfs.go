@@ -4,27 +4,49 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 )
 
-// readAttr reads a small sysfs attribute and returns it without the
-// trailing newline. sysfs attributes are at most one page long.
+// readAttr reads a small sysfs attribute and returns it without
+// surrounding white space. sysfs attributes are at most one page long. It
+// uses the system calls directly with a buffer on the stack: a poll reads
+// thousands of attributes, and os.Open plus a heap buffer per file
+// dominated the poll's allocations.
 func readAttr(path string) (string, error) {
-	f, err := os.Open(path)
+	fd, err := openRetry(path)
 	if err != nil {
-		return "", err
+		return "", &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer f.Close()
+	defer syscall.Close(fd)
 	var buf [4096]byte
-	n, err := io.ReadFull(f, buf[:])
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return "", fmt.Errorf("reading %s: %w", path, err)
+	n := 0
+	for n < len(buf) {
+		k, err := syscall.Read(fd, buf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return "", &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if k == 0 {
+			break
+		}
+		n += k
 	}
 	return string(bytes.TrimSpace(buf[:n])), nil
+}
+
+func openRetry(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
 }
 
 // parseUint parses a decimal or 0x-prefixed hexadecimal unsigned value.
@@ -63,7 +85,7 @@ func parsePCIeSpeed(s string) (gts float64, ok bool, err error) {
 		return 0, false, fmt.Errorf("%w: PCIe link speed %q", errParse, s)
 	}
 	v, perr := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if perr != nil || v < 0 {
+	if perr != nil || !(v >= 0) || math.IsInf(v, 0) {
 		return 0, false, fmt.Errorf("%w: PCIe link speed %q", errParse, s)
 	}
 	return v, true, nil

@@ -1,0 +1,417 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/nic-exporter/nic_exporter/collector/testenv"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files and the generated part of docs/metrics.md")
+
+// binary is the exporter built once for all end-to-end tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "nic_exporter-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "nic_exporter")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building nic_exporter: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// exporter is a running nic_exporter process.
+type exporter struct {
+	cmd    *exec.Cmd
+	addr   string
+	stderr *bytes.Buffer
+	done   chan error
+}
+
+func start(t *testing.T, args ...string) *exporter {
+	t.Helper()
+	e := &exporter{addr: freePort(t), stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	e.cmd = exec.Command(binary, append([]string{"--web.listen-address=" + e.addr}, args...)...)
+	e.cmd.Stderr = e.stderr
+	if err := e.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { e.done <- e.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = e.cmd.Process.Kill()
+		<-e.done
+		if t.Failed() {
+			t.Logf("exporter log:\n%s", e.stderr.String())
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get("http://" + e.addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return e
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("exporter not ready after 20 s: %v\n%s", err, e.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (e *exporter) get(t *testing.T, path string, header map[string]string) (string, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest("GET", "http://"+e.addr+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %s\n%s", path, resp.Status, body)
+	}
+	return string(body), resp.Header
+}
+
+// demoArgs runs the demo with a frozen clock and faults, so the scrape is
+// reproducible.
+var demoArgs = []string{"--demo", "--demo.elapsed=10m", "--demo.faults=pcie_degraded@5m,link_flap@1m-3m"}
+
+// volatile lists the exporter's own families whose values depend on
+// timing; the golden file keeps their series but not their values.
+var volatile = map[string]bool{
+	"nic_exporter_collector_poll_duration_seconds":          true,
+	"nic_exporter_collector_last_success_timestamp_seconds": true,
+}
+
+// normalize keeps the families a golden file can pin down: everything
+// but the Go runtime and process metrics, with volatile values masked.
+func normalize(scrape string) string {
+	var out strings.Builder
+	sc := bufio.NewScanner(strings.NewReader(scrape))
+	sc.Buffer(make([]byte, 0, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := sc.Text()
+		name := line
+		if strings.HasPrefix(line, "# ") {
+			if f := strings.Fields(line); len(f) >= 3 {
+				name = f[2]
+			}
+		} else if i := strings.IndexAny(line, "{ "); i >= 0 {
+			name = line[:i]
+		}
+		if strings.HasPrefix(name, "go_") || strings.HasPrefix(name, "process_") || name == "nic_exporter_build_info" {
+			continue
+		}
+		if volatile[name] && !strings.HasPrefix(line, "#") {
+			line = line[:strings.LastIndexByte(line, ' ')] + " <volatile>"
+		}
+		out.WriteString(line + "\n")
+	}
+	return out.String()
+}
+
+func TestDemoScrapeGolden(t *testing.T) {
+	e := start(t, demoArgs...)
+	scrape, hdr := e.get(t, "/metrics", nil)
+	if ct := hdr.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	got := normalize(scrape)
+	path := filepath.Join("testdata", "demo.prom")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/nic_exporter -update)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("demo scrape differs from %s (-want +got); run go test ./cmd/nic_exporter -update if intended:\n%s", path, diff)
+	}
+	for _, must := range []string{
+		`nic_pcie_link_degraded{device="enp8s0f1np1",pci_address="0000:08:00.1"} 1`,
+		`nic_netdev_carrier_changes_total{device="enp8s0f1np1"} 26`,
+		`nic_exporter_collector_up{collector="netdev"} 1`,
+	} {
+		if !strings.Contains(scrape, must) {
+			t.Errorf("demo scrape lacks %q", must)
+		}
+	}
+	if !strings.Contains(scrape, "nic_exporter_build_info{") || !strings.Contains(scrape, "go_goroutines ") || !strings.Contains(scrape, "process_resident_memory_bytes ") {
+		t.Errorf("build info, Go or process metrics missing")
+	}
+}
+
+func TestDemoScrapePassesPromtool(t *testing.T) {
+	promtool := testenv.LookPath(t, "promtool")
+	e := start(t, demoArgs...)
+	scrape, _ := e.get(t, "/metrics", nil)
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(scrape)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+func TestOpenMetricsAndGzip(t *testing.T) {
+	e := start(t, demoArgs...)
+	body, hdr := e.get(t, "/metrics", map[string]string{"Accept": "application/openmetrics-text;version=1.0.0"})
+	if ct := hdr.Get("Content-Type"); !strings.HasPrefix(ct, "application/openmetrics-text; version=1.0.0") {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	if !strings.HasSuffix(body, "# EOF\n") || strings.Count(body, "# EOF") != 1 {
+		t.Errorf("OpenMetrics body must end with exactly one # EOF")
+	}
+	if !strings.Contains(body, "# TYPE nic_netdev_rx_bytes counter\n") {
+		t.Errorf("OpenMetrics counter family must be named without _total")
+	}
+	// Go's client decompresses transparently when it asked for gzip.
+	resp, err := http.Get("http://" + e.addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if !resp.Uncompressed {
+		t.Errorf("the default Go client asked for gzip but got an uncompressed body")
+	}
+	// Reading to the end verifies the gzip trailer's CRC-32 and size.
+	plain, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading the gzip scrape: %v", err)
+	}
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(plain))
+	if err != nil {
+		t.Fatalf("gzip scrape does not parse: %v", err)
+	}
+	if len(fams["nic_netdev_info"].GetMetric()) != 4 {
+		t.Errorf("gzip scrape: %d nic_netdev_info series, want 4", len(fams["nic_netdev_info"].GetMetric()))
+	}
+}
+
+func TestSIGTERMExitsCleanly(t *testing.T) {
+	e := start(t, demoArgs...)
+	e.get(t, "/metrics", nil)
+	if err := e.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-e.done:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v, want status 0\n%s", err, e.stderr.String())
+		}
+		e.done <- err // for the cleanup
+	case <-time.After(15 * time.Second):
+		t.Fatalf("no exit 15 s after SIGTERM")
+	}
+}
+
+func TestRealHostInterfaces(t *testing.T) {
+	entries, err := os.ReadDir("/sys/class/net")
+	testenv.Require(t, err == nil, "/sys/class/net")
+	e := start(t, "--path.sysfs=/sys")
+	scrape, _ := e.get(t, "/metrics", nil)
+	for _, en := range entries {
+		if !strings.Contains(scrape, `nic_netdev_info{device="`+en.Name()+`"`) {
+			t.Errorf("real interface %s missing from the scrape", en.Name())
+		}
+	}
+}
+
+func TestStartupErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--collector.netdev.device-include=(["}, "--collector.netdev.device-include"},
+		{[]string{"--demo", "--demo.faults=nonsense@1m"}, "unknown demo fault"},
+		{[]string{"--demo.faults=link_flap@1m"}, "need --demo"},
+		{[]string{"--log.level=loud"}, "must be one of debug,info,warn,error"},
+	}
+	for _, tt := range tests {
+		cmd := exec.Command(binary, append([]string{"--web.listen-address=127.0.0.1:0"}, tt.args...)...)
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			t.Errorf("%v: exit status 0, want an error", tt.args)
+			continue
+		}
+		if !strings.Contains(string(out), tt.want) {
+			t.Errorf("%v: output lacks %q:\n%s", tt.args, tt.want, out)
+		}
+	}
+}
+
+const (
+	docsBegin = "<!-- BEGIN GENERATED METRICS: go test ./cmd/nic_exporter -update -->"
+	docsEnd   = "<!-- END GENERATED METRICS -->"
+)
+
+// metricsTable renders every family of a scrape, except the standard Go
+// and process metrics, as a Markdown table.
+func metricsTable(t *testing.T, scrape string) string {
+	t.Helper()
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(scrape))
+	if err != nil {
+		t.Fatalf("scrape does not parse: %v", err)
+	}
+	names := make([]string, 0, len(fams))
+	for n := range fams {
+		if !strings.HasPrefix(n, "go_") && !strings.HasPrefix(n, "process_") {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("| Metric | Type | Labels | Meaning |\n|---|---|---|---|\n")
+	for _, n := range names {
+		f := fams[n]
+		labels := map[string]bool{}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = true
+			}
+		}
+		ls := make([]string, 0, len(labels))
+		for l := range labels {
+			ls = append(ls, "`"+l+"`")
+		}
+		sort.Strings(ls)
+		help := strings.ReplaceAll(f.GetHelp(), "|", `\|`)
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", n, strings.ToLower(dto.MetricType_name[int32(f.GetType())]), strings.Join(ls, ", "), help)
+	}
+	return b.String()
+}
+
+// TestDocsMetricsMatchScrape checks that docs/metrics.md lists exactly the
+// families a real scrape of the demo host has, with their types, labels
+// and help, so the reference cannot drift from the code.
+func TestDocsMetricsMatchScrape(t *testing.T) {
+	e := start(t, demoArgs...)
+	scrape, _ := e.get(t, "/metrics", nil)
+	table := metricsTable(t, scrape)
+	path := filepath.Join("..", "..", "docs", "metrics.md")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	i, j := strings.Index(doc, docsBegin), strings.Index(doc, docsEnd)
+	if i < 0 || j < i {
+		t.Fatalf("%s lacks the generated-section markers", path)
+	}
+	current := doc[i+len(docsBegin)+1 : j]
+	if *update {
+		doc = doc[:i+len(docsBegin)+1] + table + doc[j:]
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if diff := cmp.Diff(current, table); diff != "" {
+		t.Errorf("docs/metrics.md is out of date with the demo scrape (-doc +scrape); run go test ./cmd/nic_exporter -update:\n%s", diff)
+	}
+}
+
+func TestBasicAuthFromWebConfig(t *testing.T) {
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "web.yml")
+	if err := os.WriteFile(cfg, []byte("basic_auth_users:\n  prometheus: "+string(hash)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freePort(t)
+	cmd := exec.Command(binary, "--web.listen-address="+addr, "--web.config.file="+cfg, "--demo")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	get := func(user, pass string) int {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for get("prometheus", "s3cret") != 200 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no authorised scrape within 20 s\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if code := get("", ""); code != http.StatusUnauthorized {
+		t.Errorf("scrape without credentials: %d, want 401", code)
+	}
+	if code := get("prometheus", "wrong"); code != http.StatusUnauthorized {
+		t.Errorf("scrape with a wrong password: %d, want 401", code)
+	}
+}
