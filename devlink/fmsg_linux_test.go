@@ -215,3 +215,14 @@ func FuzzParseMessages(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecodeFmsg decodes netdevsim's dummy diagnose output.
+func BenchmarkDecodeFmsg(b *testing.B) {
+	payload := attrs(b, fmsgAttrs(netdevsimDiagnose()...))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeFmsg([][]byte{payload}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
