@@ -64,6 +64,8 @@ type Devlink struct {
 	cfg     DevlinkConfig
 	log     *zap.Logger
 	capture *captureStore
+	// captureQueue feeds the capture worker; nil when capture is off.
+	captureQueue chan pendingCapture
 
 	openMu sync.Mutex
 	src    DevlinkSource
@@ -119,6 +121,7 @@ func NewDevlink(cfg DevlinkConfig, log *zap.Logger) *Devlink {
 	}}
 	if cfg.Capture.Dir != "" {
 		d.capture = newCaptureStore(cfg.Capture)
+		d.captureQueue = make(chan pendingCapture, captureQueueLen)
 	}
 	return d
 }
@@ -245,16 +248,58 @@ func (d *Devlink) Update(ctx context.Context, p *Poll) error {
 	if err != nil {
 		return fmt.Errorf("reading devlink: %w", err)
 	}
-	captures := d.apply(r)
-	d.runCaptures(ctx, src, captures, "poll")
+	d.enqueue(d.apply(r), "poll")
 	d.render(p.Builder)
 	return nil
 }
 
 // pendingCapture is evidence to capture for one reporter.
 type pendingCapture struct {
-	key reporterKey
-	r   devlink.HealthReporter
+	key     reporterKey
+	r       devlink.HealthReporter
+	trigger string
+}
+
+// captureQueueLen bounds the captures waiting for the capture worker.
+const captureQueueLen = 256
+
+// enqueue hands captures to the worker that Watch runs, so neither a poll
+// nor the event loop waits for diagnose and dump (an mlx5 fw_fatal dump
+// is a multi-megabyte crdump). When the queue is full the evidence is
+// dropped and logged; the counters are unaffected.
+func (d *Devlink) enqueue(pending []pendingCapture, trigger string) {
+	if d.captureQueue == nil {
+		return
+	}
+	for _, pc := range pending {
+		pc.trigger = trigger
+		select {
+		case d.captureQueue <- pc:
+		default:
+			d.log.Warn("devlink evidence capture queue full; evidence dropped", zap.String("reporter", pc.r.ReporterID.String()))
+		}
+	}
+}
+
+// captureWorker writes queued evidence until ctx is done, publishing the
+// state after each file so the capture counter moves at once.
+func (d *Devlink) captureWorker(ctx context.Context, src DevlinkSource, publish func(func(*exposition.Builder))) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case pc := <-d.captureQueue:
+			cctx, cancel := context.WithTimeout(ctx, captureTimeout)
+			d.capture1(cctx, src, pc)
+			cancel()
+			d.mu.Lock()
+			polled := d.state.polled
+			d.mu.Unlock()
+			if polled {
+				publish(d.render)
+			}
+		}
+	}
 }
 
 // apply replaces the state with what a read found and returns the
@@ -334,29 +379,24 @@ func keyOf(id devlink.ReporterID) reporterKey {
 	return k
 }
 
-// runCaptures writes the evidence of each pending capture.
-func (d *Devlink) runCaptures(ctx context.Context, src DevlinkSource, pending []pendingCapture, trigger string) {
-	if d.capture == nil || len(pending) == 0 {
+// capture1 writes the evidence of one capture.
+func (d *Devlink) capture1(ctx context.Context, src DevlinkSource, pc pendingCapture) {
+	ev := collectEvidence(ctx, src, pc.r, pc.trigger)
+	path, err := d.capture.write(ev)
+	if path == "" {
+		d.log.Warn("writing devlink evidence failed", zap.String("reporter", pc.r.ReporterID.String()), zap.Error(err))
 		return
 	}
-	for _, pc := range pending {
-		ev := collectEvidence(ctx, src, pc.r, trigger)
-		path, err := d.capture.write(ev)
-		if path == "" {
-			d.log.Warn("writing devlink evidence failed", zap.String("reporter", pc.r.ReporterID.String()), zap.Error(err))
-			continue
-		}
-		if err != nil {
-			d.log.Warn("removing old devlink evidence failed", zap.String("dir", d.cfg.Capture.Dir), zap.Error(err))
-		}
-		d.log.Info("devlink health reporter error: evidence captured",
-			zap.String("reporter", pc.r.ReporterID.String()), zap.String("file", path))
-		d.mu.Lock()
-		if _, ok := d.state.reporters[pc.key]; ok {
-			d.state.captures[pc.key]++
-		}
-		d.mu.Unlock()
+	if err != nil {
+		d.log.Warn("removing old devlink evidence failed", zap.String("dir", d.cfg.Capture.Dir), zap.Error(err))
 	}
+	d.log.Info("devlink health reporter error: evidence captured",
+		zap.String("reporter", pc.r.ReporterID.String()), zap.String("file", path))
+	d.mu.Lock()
+	if _, ok := d.state.reporters[pc.key]; ok {
+		d.state.captures[pc.key]++
+	}
+	d.mu.Unlock()
 }
 
 // render writes the current state.
@@ -456,7 +496,16 @@ func (d *Devlink) Watch(ctx context.Context, publish func(render func(b *exposit
 	events := make(chan devlink.Event, 64)
 	watchErr := make(chan error, 1)
 	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	defer cancel()
+	if d.captureQueue != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.captureWorker(wctx, src, publish)
+		}()
+	}
 	go func() {
 		watchErr <- src.Watch(wctx, func(ev devlink.Event) {
 			select {
@@ -502,10 +551,7 @@ func (d *Devlink) handleEvent(ctx context.Context, src DevlinkSource, ev devlink
 		}
 		publish(d.render)
 		if capture {
-			cctx, cancel := context.WithTimeout(ctx, captureTimeout)
-			d.runCaptures(cctx, src, []pendingCapture{pc}, "event")
-			cancel()
-			publish(d.render)
+			d.enqueue([]pendingCapture{pc}, "event")
 		}
 	case devlink.EventDeviceNew, devlink.EventDeviceDel, devlink.EventPortNew, devlink.EventPortDel, devlink.EventOverrun:
 		var h *devlink.Handle
@@ -534,10 +580,7 @@ func (d *Devlink) handleEvent(ctx context.Context, src DevlinkSource, ev devlink
 			d.forget(*h)
 		}
 		publish(d.render)
-		if len(pending) > 0 {
-			d.runCaptures(rctx, src, pending, "event")
-			publish(d.render)
-		}
+		d.enqueue(pending, "event")
 	}
 }
 
@@ -576,5 +619,5 @@ func (d *Devlink) forget(h devlink.Handle) {
 	}
 }
 
-// captureTimeout bounds the requests one event causes.
+// captureTimeout bounds the requests of one capture or one refresh.
 const captureTimeout = 5 * time.Second

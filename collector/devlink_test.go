@@ -321,7 +321,11 @@ func TestDevlinkEvents(t *testing.T) {
 	if _, _, err := poll(t, d); err != nil {
 		t.Fatal(err)
 	}
-	// fw_fatal is in error when first seen: the poll captures it.
+	// fw_fatal is in error when first seen: the poll queues a capture,
+	// and the capture worker publishes once it is written.
+	if text := <-published; !strings.Contains(text, `nic_devlink_health_captures_total{device="pci/0000:08:00.1",port="",netdev="",reporter="fw_fatal"} 1`+"\n") {
+		t.Errorf("the poll's capture is not counted:\n%s", text)
+	}
 	wantCalls := []string{"info pci/0000:08:00.0", "info pci/0000:08:00.1", "diagnose pci/0000:08:00.1 fw_fatal", "dump pci/0000:08:00.1 fw_fatal"}
 	if diff := cmp.Diff(wantCalls, f.calls); diff != "" {
 		t.Fatalf("requests of the first poll (-want +got):\n%s", diff)
