@@ -170,6 +170,11 @@ func FuzzDecodeFmsg(f *testing.F) {
 	f.Add(attrs(f, fmsgAttrs(netdevsimDiagnose()...)))
 	f.Add(attrs(f, fmsgAttrs(cat(objStart, pairStart, name("SQs"), arrStart, objStart, pair("sqn", u32(7)))...)))
 	f.Add([]byte{4, 0, 0x6b, 0})
+	for _, name := range []string{"diagnose", "dump"} {
+		for _, m := range recorded(f, name) {
+			f.Add(m.Data)
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		o, err := decodeFmsg([][]byte{b})
 		if err != nil {
@@ -203,6 +208,11 @@ func FuzzParseMessages(f *testing.F) {
 		})
 	}))
 	f.Add([]byte{5, 0, 1, 0, 'p'})
+	for _, name := range []string{"devices", "ports", "info", "reporters", "events"} {
+		for _, m := range recorded(f, name) {
+			f.Add(m.Data)
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = parseDevice(b)
 		_, _ = parsePort(b)
