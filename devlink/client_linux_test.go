@@ -663,3 +663,24 @@ func TestWatch(t *testing.T) {
 		t.Error("event socket left open")
 	}
 }
+
+// TestNewOnThisKernel opens the kernel the tests run on. Kernels without
+// devlink (like this project's VMs) must give os.ErrNotExist, so callers
+// can tell "nothing to collect" from a failure; kernels with it must list
+// devices.
+func TestNewOnThisKernel(t *testing.T) {
+	c, err := New()
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("New on this kernel: %v; want success or an error satisfying os.ErrNotExist", err)
+		}
+		t.Logf("this kernel has no devlink: %v", err)
+		return
+	}
+	defer c.Close()
+	devs, err := c.Devices(context.Background())
+	if err != nil {
+		t.Fatalf("Devices: %v", err)
+	}
+	t.Logf("this kernel has devlink with %d devices", len(devs))
+}

@@ -32,7 +32,7 @@ func TestKernel(t *testing.T) {
 		return
 	}
 	res := guest.RunTest(t, guest.Config{
-		Run:     "^TestKernel$",
+		Run:     "^(TestKernel|TestNewOnThisKernel)$",
 		Args:    []string{"-test.v"},
 		Modules: []string{"netdevsim"},
 		Env:     []string{recordVar + "=" + os.Getenv(recordVar)},
@@ -42,8 +42,13 @@ func TestKernel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if !strings.Contains(res.Output, "--- PASS: TestKernel") {
-		t.Error("guest output lacks the passing TestKernel")
+	for _, name := range []string{"TestKernel", "TestNewOnThisKernel"} {
+		if !strings.Contains(res.Output, "--- PASS: "+name+" ") {
+			t.Errorf("guest output lacks the passing %s", name)
+		}
+	}
+	if !strings.Contains(res.Output, "this kernel has devlink") {
+		t.Error("TestNewOnThisKernel did not find devlink in the guest")
 	}
 }
 
