@@ -344,7 +344,9 @@ func TestKmsgNoReplay(t *testing.T) {
 
 func TestKmsgOpenErrors(t *testing.T) {
 	perm := NewKmsg(KmsgConfig{
-		Open:  func() (KmsgDevice, error) { return nil, &fs.PathError{Op: "open", Path: "/dev/kmsg", Err: syscall.EPERM} },
+		Open: func() (KmsgDevice, error) {
+			return nil, &fs.PathError{Op: "open", Path: "/dev/kmsg", Err: syscall.EPERM}
+		},
 		Rules: kernelEngine(t),
 	}, zap.NewNop())
 	err := perm.Update(context.Background(), NewPoll(exposition.NewBuilder(), nil))
@@ -358,7 +360,9 @@ func TestKmsgOpenErrors(t *testing.T) {
 	}
 
 	absent := NewKmsg(KmsgConfig{
-		Open:  func() (KmsgDevice, error) { return nil, &fs.PathError{Op: "open", Path: "/dev/kmsg", Err: syscall.ENOENT} },
+		Open: func() (KmsgDevice, error) {
+			return nil, &fs.PathError{Op: "open", Path: "/dev/kmsg", Err: syscall.ENOENT}
+		},
 		Rules: kernelEngine(t),
 	}, zap.NewNop())
 	if err := absent.Update(context.Background(), NewPoll(exposition.NewBuilder(), nil)); !errors.Is(err, ErrNoSource) {
