@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -31,6 +32,9 @@ type ApplogConfig struct {
 	FromStart bool
 	// Filter selects files by path.
 	Filter DeviceFilter
+	// TrimPrefix is removed from the paths used as file labels; the demo
+	// host sets it to its temporary directory so its output is stable.
+	TrimPrefix string
 	// MaxSeries bounds the (file, event) combinations kept; default 1000.
 	MaxSeries int
 	// MaxReadPerPoll bounds the bytes read from one file in one poll so a
@@ -286,6 +290,13 @@ func (a *Applog) line(path, line string) {
 	a.counts[key]++
 }
 
+func (a *Applog) label(path string) string {
+	if a.cfg.TrimPrefix != "" && strings.HasPrefix(path, a.cfg.TrimPrefix) {
+		return path[len(a.cfg.TrimPrefix):]
+	}
+	return path
+}
+
 func (a *Applog) render(b *exposition.Builder, files int) {
 	keys := make([]applogKey, 0, len(a.counts))
 	for k := range a.counts {
@@ -298,7 +309,7 @@ func (a *Applog) render(b *exposition.Builder, files int) {
 		return keys[i].event < keys[j].event
 	})
 	for _, k := range keys {
-		b.Add(applogEventsDesc, float64(a.counts[k]), k.file, k.event)
+		b.Add(applogEventsDesc, float64(a.counts[k]), a.label(k.file), k.event)
 	}
 	paths := make([]string, 0, len(a.lines))
 	for p := range a.lines {
@@ -306,7 +317,7 @@ func (a *Applog) render(b *exposition.Builder, files int) {
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		b.Add(applogLinesDesc, float64(a.lines[p]), p)
+		b.Add(applogLinesDesc, float64(a.lines[p]), a.label(p))
 	}
 	b.Add(applogDroppedDesc, float64(a.dropped))
 	b.SetDevices(files)
