@@ -375,3 +375,5 @@ func (k *Kmsg) render(b *exposition.Builder) {
 	b.Add(kmsgDroppedDesc, float64(k.dropped))
 	b.SetDevices(len(devices))
 }
+
+var _ EventSource = (*Kmsg)(nil)

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/collector/logrules"
@@ -463,4 +466,93 @@ func BenchmarkKmsgRecord(b *testing.B) {
 		k.mu.Unlock()
 	}
 	b.ReportMetric(float64(b.N*len(lines))/b.Elapsed().Seconds(), "lines/s")
+}
+
+// TestKmsgPermissionRunner checks what an operator sees when the exporter
+// lacks CAP_SYSLOG: the collector is down, and the cause is logged once,
+// however many polls fail.
+func TestKmsgPermissionRunner(t *testing.T) {
+	core, logs := observer.New(zap.InfoLevel)
+	k := NewKmsg(KmsgConfig{
+		Open: func() (KmsgDevice, error) {
+			return nil, &fs.PathError{Op: "open", Path: "/dev/kmsg", Err: syscall.EPERM}
+		},
+		Rules: kernelEngine(t),
+	}, zap.New(core))
+	r := NewRunner(k, RunnerConfig{Interval: time.Hour, Timeout: time.Second}, zap.New(core))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	for r.Status().Polls == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	r.PollOnce(ctx)
+	r.PollOnce(ctx)
+	cancel()
+	<-done
+	st := r.Status()
+	if st.Up || st.Failures != 3 {
+		t.Errorf("status %+v; want down after 3 failed polls", st)
+	}
+	var lines []string
+	for _, e := range logs.All() {
+		lines = append(lines, e.Message+" "+fmt.Sprint(e.ContextMap()))
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], "CAP_SYSLOG") {
+		t.Errorf("log lines %q; want one naming CAP_SYSLOG", lines)
+	}
+}
+
+// TestKmsgRealNoPrivilege opens the real /dev/kmsg as an unprivileged user
+// (uid 65534, in a child process). With kernel.dmesg_restrict=1 (this
+// machine's setting) the collector must fail with the CAP_SYSLOG error;
+// with 0 the kernel lets anyone read the log and it must work.
+func TestKmsgRealNoPrivilege(t *testing.T) {
+	if os.Getenv("NIC_EXPORTER_KMSG_CHILD") == "1" {
+		k := NewKmsg(KmsgConfig{Open: OpenDevKmsg("/dev/kmsg"), Rules: kernelEngine(t)}, zap.NewNop())
+		err := k.Update(context.Background(), NewPoll(exposition.NewBuilder(), nil))
+		fmt.Printf("UPDATE-ERROR: %v\n", err)
+		return
+	}
+	testenv.Root(t)
+	restrict, err := os.ReadFile("/proc/sys/kernel/dmesg_restrict")
+	if err != nil {
+		t.Fatal(err)
+	}
+	restricted := strings.TrimSpace(string(restrict)) == "1"
+
+	// The test binary must be executable by the unprivileged user.
+	dir := t.TempDir()
+	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := filepath.Join(dir, "kmsg.test")
+	if err := os.WriteFile(child, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(child, "-test.run=^TestKmsgRealNoPrivilege$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "NIC_EXPORTER_KMSG_CHILD=1")
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	switch {
+	case restricted && (!strings.Contains(string(out), "UPDATE-ERROR: reading the kernel log needs CAP_SYSLOG") ||
+		!strings.Contains(string(out), "operation not permitted")):
+		t.Errorf("unprivileged child with dmesg_restrict=1:\n%s\nwant the CAP_SYSLOG error with EPERM", out)
+	case !restricted && !strings.Contains(string(out), "UPDATE-ERROR: <nil>"):
+		t.Errorf("unprivileged child with dmesg_restrict=0:\n%s\nwant no error", out)
+	}
 }
