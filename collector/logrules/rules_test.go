@@ -1,6 +1,7 @@
 package logrules
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -329,4 +330,19 @@ func BenchmarkMatchUnrelated(b *testing.B) {
 		e.Match(line)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lines/s")
+}
+
+// TestRulesDocumented checks that docs/metrics.md lists every built-in
+// rule with its driver and severity, so the documentation cannot drift.
+func TestRulesDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "metrics.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range append(KernelRules(), VMARules()...) {
+		row := fmt.Sprintf("| `%s` | %s | %s |", r.Event, r.Driver, r.Severity)
+		if !strings.Contains(string(doc), row) {
+			t.Errorf("docs/metrics.md lacks the row %q", row)
+		}
+	}
 }
