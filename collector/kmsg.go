@@ -28,6 +28,9 @@ type KmsgDevice interface {
 	// were overwritten before they could be read; the next Read goes on
 	// with the oldest record still in the buffer.
 	Read(p []byte) (int, error)
+	// Pending reports whether a record (or an overrun) is ready to be read
+	// without blocking.
+	Pending() (bool, error)
 	// SeekEnd skips the records now in the buffer.
 	SeekEnd() error
 	// Close ends reading; a Read blocked in another goroutine returns.
@@ -52,6 +55,32 @@ func OpenDevKmsg(path string) KmsgOpener {
 }
 
 type devKmsg struct{ *os.File }
+
+// Pending polls the descriptor without blocking. SyscallConn keeps the
+// descriptor in the non-blocking mode the Go runtime poller uses.
+func (d devKmsg) Pending() (bool, error) {
+	rc, err := d.SyscallConn()
+	if err != nil {
+		return false, err
+	}
+	var ready bool
+	var perr error
+	err = rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, 0)
+			if err == unix.EINTR {
+				continue
+			}
+			ready, perr = n > 0 && fds[0].Revents != 0, err
+			return
+		}
+	})
+	if err != nil {
+		return false, err
+	}
+	return ready, perr
+}
 
 func (d devKmsg) SeekEnd() error {
 	_, err := d.Seek(0, io.SeekEnd)
@@ -201,8 +230,48 @@ func (k *Kmsg) open() (KmsgDevice, error) {
 			return nil, fmt.Errorf("seeking to the end of the kernel log: %w", err)
 		}
 	}
+	if err := k.catchUp(dev); err != nil {
+		dev.Close()
+		return nil, err
+	}
+	k.mu.Lock()
+	k.readErr = nil
+	k.mu.Unlock()
 	k.dev = dev
 	return dev, nil
+}
+
+// catchUpLimit bounds the synchronous reading at open; the kernel buffer
+// is a few megabytes at most, read in well under a second.
+const catchUpLimit = 10 * time.Second
+
+// catchUp counts the records ready now, before anyone reads the device
+// concurrently, so that the first poll already shows the replayed buffer
+// (and output on a fixed input, such as the demo host, is reproducible).
+func (k *Kmsg) catchUp(dev KmsgDevice) error {
+	buf := make([]byte, kmsgBufSize)
+	deadline := time.Now().Add(catchUpLimit)
+	for time.Now().Before(deadline) {
+		ready, err := dev.Pending()
+		if err != nil {
+			return fmt.Errorf("polling the kernel log: %w", err)
+		}
+		if !ready {
+			return nil
+		}
+		n, err := dev.Read(buf)
+		if errors.Is(err, syscall.EPIPE) {
+			k.mu.Lock()
+			k.overruns++
+			k.mu.Unlock()
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading the kernel log: %w", err)
+		}
+		k.record(buf[:n])
+	}
+	return nil
 }
 
 // reset forgets the open device after a read error, so that the next
@@ -223,8 +292,14 @@ func (k *Kmsg) Watch(ctx context.Context, publish func(render func(b *exposition
 		return err
 	}
 	if err != nil {
-		// Update reports the error (up 0) once per poll; retrying cannot
-		// help, so wait for the end.
+		k.openMu.Lock()
+		permanent := k.openErr != nil
+		k.openMu.Unlock()
+		if !permanent {
+			return err // the Runner retries with a back-off
+		}
+		// Update reports the error (up 0) at each poll, the Runner logs it
+		// once; retrying cannot help, so wait for the end.
 		<-ctx.Done()
 		return ctx.Err()
 	}

@@ -210,6 +210,13 @@ func (r *KmsgReader) Read(p []byte) (int, error) {
 	return copy(p, rec), nil
 }
 
+// Pending implements the collector's KmsgDevice.
+func (r *KmsgReader) Pending() (bool, error) {
+	r.log.mu.Lock()
+	defer r.log.mu.Unlock()
+	return r.pos < len(r.log.records), nil
+}
+
 // SeekEnd implements the collector's KmsgDevice.
 func (r *KmsgReader) SeekEnd() error {
 	r.log.mu.Lock()
