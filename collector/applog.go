@@ -48,7 +48,8 @@ type ApplogConfig struct {
 //
 // Each poll reads what was appended since the last one. When the path
 // names a new file (a different inode), the rest of the old file is read
-// through the handle still open, then the new file from its start. When a
+// through the handle still open, then the new file from its start; lines
+// written to the old file after that are not read. When a
 // file is shorter than the offset read so far, it was truncated and is read
 // again from its start. A copy-and-truncate rotation that lets the file
 // grow past the old offset between two polls is not detectable by size;
@@ -164,18 +165,22 @@ func (a *Applog) Update(ctx context.Context, p *Poll) error {
 
 // follow reads what is new in path.
 func (a *Applog) follow(path string, startup bool) error {
+	tf := a.files[path]
+	if tf != nil {
+		// Read the rest of the file we have open first: after a rename
+		// rotation it holds the last lines the application wrote there.
+		// Only then look at the path: a size taken before the read could be
+		// smaller than the offset after it and look like a truncation.
+		if err := a.readFrom(path, tf); err != nil {
+			return err
+		}
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
 	ino, dev := fileID(st)
-	tf := a.files[path]
 	if tf != nil {
-		// Read the rest of the file we have open first: after a rename
-		// rotation it holds the last lines the application wrote there.
-		if err := a.readFrom(path, tf); err != nil {
-			return err
-		}
 		if tf.ino == ino && tf.dev == dev {
 			if st.Size() < tf.off {
 				// Truncated: read again from the start.
@@ -187,6 +192,11 @@ func (a *Applog) follow(path string, startup bool) error {
 				return a.readFrom(path, tf)
 			}
 			return nil
+		}
+		// Rotated: lines may have reached the old file between the read
+		// above and the rename; read them before letting it go.
+		if err := a.readFrom(path, tf); err != nil {
+			return err
 		}
 		a.flushPartial(path, tf)
 		tf.f.Close()

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -162,5 +165,79 @@ func TestApplogUnreadable(t *testing.T) {
 	}
 	wantSeries(t, b.Snapshot().String(), map[string]string{
 		fmt.Sprintf(`nic_app_log_events_total{file=%q,event="vma_memlock_limit"}`, log): "1",
+	})
+}
+
+// TestApplogConcurrentRotation appends to a log in random-sized chunks
+// (splitting lines) while another goroutine polls, and rotates it by
+// rename every 40 lines. The only ordering is that two rotations are
+// separated by at least one poll (logrotate rotates daily, polls run every
+// few seconds). Every matching line must be counted exactly once.
+func TestApplogConcurrentRotation(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "vma.log")
+	appendFile(t, log, "")
+	a := newTestApplog(t, false, log)
+	pollText(t, a)
+
+	var polls atomic.Int64 // completed polls
+	// pollAfter waits until a poll that started after this call has ended.
+	pollAfter := func() {
+		n := polls.Load()
+		for polls.Load() < n+2 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	stop := make(chan struct{})
+	pollErr := make(chan error, 1)
+	go func() {
+		defer close(pollErr)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := tryPoll(a); err != nil {
+				pollErr <- err
+				return
+			}
+			polls.Add(1)
+		}
+	}()
+
+	rng := rand.New(rand.NewPCG(1, 2))
+	const lines = 400
+	var pending string
+	rotations := 0
+	for i := 1; i <= lines; i++ {
+		if i%2 == 0 {
+			pending += vmaMemlock
+		} else {
+			pending += vmaInfo
+		}
+		// Write a random prefix of what is pending, often mid-line.
+		n := rng.IntN(len(pending) + 1)
+		appendFile(t, log, pending[:n])
+		pending = pending[n:]
+		if i%40 == 0 {
+			appendFile(t, log, pending)
+			pending = ""
+			if err := os.Rename(log, fmt.Sprintf("%s.%d", log, rotations)); err != nil {
+				t.Fatal(err)
+			}
+			rotations++
+			appendFile(t, log, "")
+			pollAfter() // the new file is open before the next rotation
+		}
+	}
+	appendFile(t, log, pending)
+	close(stop)
+	if err := <-pollErr; err != nil {
+		t.Fatal(err)
+	}
+	wantSeries(t, pollText(t, a), map[string]string{
+		fmt.Sprintf(`nic_app_log_events_total{file=%q,event="vma_memlock_limit"}`, log): fmt.Sprint(lines / 2),
+		fmt.Sprintf(`nic_app_log_lines_total{file=%q}`, log):                            fmt.Sprint(lines),
 	})
 }
