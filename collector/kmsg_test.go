@@ -269,7 +269,7 @@ func TestKmsgFake(t *testing.T) {
 		"3,16,3000000,-;ena 0000:00:05.0 ens5: Keep alive watchdog timeout.",
 		"garbage without header",
 		// The PCI address comes from the dictionary when the text has none.
-		"3,17,4000000,-;PCI slot is unavailable\n SUBSYSTEM=pci\n DEVICE=+pci:0000:08:00.1\n",
+		"3,17,4000000,-;command failed, status bad resource state(0x9), syndrome 0x5b8f32\n SUBSYSTEM=pci\n DEVICE=+pci:0000:08:00.1\n",
 		// Excluded device.
 		"3,18,5000000,-;mlx5_core 0000:09:00.0: poll_health:801:(pid 0): Fatal error 1 detected",
 	)
@@ -286,7 +286,7 @@ func TestKmsgFake(t *testing.T) {
 	out := waitFor(t, k,
 		`nic_kernel_log_events_total{driver="mlx5_core",device="0000:08:00.0",event="mlx5_health_compromised"} 1`,
 		`nic_kernel_log_events_total{driver="ena",device="ens5",event="ena_keep_alive_timeout"} 2`,
-		`nic_kernel_log_events_total{driver="mlx5_core",device="0000:08:00.1",event="mlx5_pci_slot_unavailable"} 1`,
+		`nic_kernel_log_events_total{driver="mlx5_core",device="0000:08:00.1",event="mlx5_cmd_bad_resource_state"} 1`,
 		`nic_kernel_log_last_event_timestamp_seconds{driver="ena",device="ens5",event="ena_keep_alive_timeout"} 1700000003`,
 		`nic_kernel_log_records_total 6`,
 		`nic_kernel_log_overruns_total 1`,

@@ -29,6 +29,8 @@ var kernelLines = []struct {
 	{"mlx5_core 0000:06:00.0: wait_func_handle_exec_timeout:1128:(pid 185911): cmd[-22]: CREATE_UCTX(0xa04) No done completion", "mlx5_cmd_no_completion", "0000:06:00.0"},
 	{"mlx5_core 0000:08:00.0: mlx5_cmd_out_err:838:(pid 4242): MODIFY_QP(0x50d) op_mod(0x0) failed, status bad resource state(0x9), syndrome (0x5b8f32), err(-22)", "mlx5_cmd_bad_resource_state", "0000:08:00.0"},
 	{"mlx5_core 0000:08:00.0: command failed, status bad resource state(0x9), syndrome 0x5b8f32", "mlx5_cmd_bad_resource_state", "0000:08:00.0"},
+	// Older mlx5 printed this one with pr_warn, without a device.
+	{"command failed, status bad resource state(0x9), syndrome 0x5b8f32", "mlx5_cmd_bad_resource_state", ""},
 	{"mlx5_core 0000:08:00.0: mlx5_cmd_out_err:838:(pid 4242): CREATE_MKEY(0x200) op_mod(0x0) failed, status no resources(0xf), syndrome (0x1f0ba4), err(-11)", "mlx5_cmd_out_of_resources", "0000:08:00.0"},
 	{"mlx5_core 0000:08:00.0: mlx5_cmd_out_err:838:(pid 4242): CREATE_QP(0x500) op_mod(0x0) failed, status limits exceeded(0x8), syndrome (0x3ae1e0), err(-12)", "mlx5_cmd_out_of_resources", "0000:08:00.0"},
 	// NVSentinel test fixture of a real ACCESS_REG failure.
@@ -48,6 +50,8 @@ var kernelLines = []struct {
 	{"NETDEV WATCHDOG: eth0 (mlx5_core): transmit queue 3 timed out", "netdev_watchdog", "eth0"},
 	{"mlx5_core 0000:08:00.1 enp8s0f1np1: Link down", "mlx5e_link_down", "enp8s0f1np1"},
 	{"infiniband mlx5_0: mlx5_ib_cq_event:57:(pid 0): Unexpected event type 5 on CQ 000489", "mlx5_ib_cq_unexpected_event", "mlx5_0"},
+	// Older mlx5_ib_warn: pr_warn("%s:%s:%d:(pid %d): ", ib device name, ...).
+	{"mlx5_1:mlx5_ib_cq_event:57:(pid 0): Unexpected event type 5 on CQ 000489", "mlx5_ib_cq_unexpected_event", "mlx5_1"},
 	// linux-rdma report of IO page faults with nvme-rdma (2022).
 	{"infiniband mlx5_0: mlx5_handle_error_cqe:332:(pid 0): WC error: 4, Message: local protection error", "mlx5_ib_wc_error", "mlx5_0"},
 	// AWS ENA troubleshooting guide, reset example.
@@ -96,6 +100,13 @@ var unrelatedLines = []string{
 	"EXT4-fs (nvme0n1p1): mounted filesystem with ordered data mode",
 	"usb 1-1: new high-speed USB device number 2 using xhci_hcd",
 	"VMA INFO: VMA_VERSION: 9.8.84-1 Release built on Oct 1 2024",
+	// The same texts from other drivers and devices.
+	"nvidia 0000:3b:00.0: 126.024 Gb/s available PCIe bandwidth, limited by 16.0 GT/s PCIe x8 link at 0000:3a:00.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)",
+	"hns3 0000:7d:00.0 eth2: cmd failed, status bad parameter(0x3)",
+	"NETDEV WATCHDOG: eth0 (ixgbe): transmit queue 3 timed out",
+	"ixgbe 0000:01:00.0 eth0: NETDEV WATCHDOG: CPU: 3: transmit queue 5 timed out 5336 ms",
+	"i40e 0000:3d:00.0 eno1: Link down",
+	"hfi1_0: WC error: 4, Message: local protection error",
 	"audit: type=1400 audit(1700000000.000:10): apparmor=\"STATUSx\" operation=\"profile_load\"",
 }
 
