@@ -35,6 +35,8 @@ var kernelLines = []struct {
 	{"mlx5_core 0000:08:00.0: mlx5_cmd_out_err:838:(pid 4242): CREATE_QP(0x500) op_mod(0x0) failed, status limits exceeded(0x8), syndrome (0x3ae1e0), err(-12)", "mlx5_cmd_out_of_resources", "0000:08:00.0"},
 	// NVSentinel test fixture of a real ACCESS_REG failure.
 	{"mlx5_core 0000:d2:00.0: mlx5_cmd_out_err:838:(pid 1441871): ACCESS_REG(0x805) op_mod(0x1) failed, status bad operation(0x2), syndrome (0x305684), err(-22)", "mlx5_cmd_failed", "0000:d2:00.0"},
+	// The ConnectX-7 manual's "exec cmd failed" inside an mlx5_core prefix;
+	// no upstream source read prints it, so the rest of this line is made up.
 	{"mlx5_core 0000:08:00.0: mlx5_cmd_exec failed: exec cmd failed, err -5", "mlx5_exec_cmd_failed", "0000:08:00.0"},
 	{"mlx5_core 0000:5c:00.0: mlx5_port_module_event:1131:(pid 0): Port module event[error]: module 0, Cable error, High Temperature", "mlx5_port_module_error", "0000:5c:00.0"},
 	{"mlx5_core 0000:08:00.1: Port module event: module 1, Cable error", "mlx5_port_module_error", "0000:08:00.1"},
