@@ -22,7 +22,7 @@ import (
 const (
 	vmaMemlock  = "VMA WARNING: Your current max locked memory is: 65536. Please change it to unlimited.\n"
 	vmaHugepage = "VMA WARNING: * Not enough hugepage resources for VMA memory allocation.    \n"
-	vmaInfoLine     = "VMA INFO: VMA_VERSION: 9.8.84-1 Release built on Oct 1 2024\n"
+	vmaInfoLine = "VMA INFO: VMA_VERSION: 9.8.84-1 Release built on Oct 1 2024\n"
 )
 
 func newTestApplog(t *testing.T, fromStart bool, globs ...string) *Applog {
