@@ -84,14 +84,14 @@ func (f *fakeDevlink) Watch(ctx context.Context, fn func(devlink.Event)) error {
 
 func (f *fakeDevlink) Close() error { return nil }
 
-func ptr[T any](v T) *T { return &v }
+func devlinkPtr[T any](v T) *T { return &v }
 
 var (
 	cx7IB  = devlink.Handle{Bus: "pci", Device: "0000:08:00.0"}
 	cx7Eth = devlink.Handle{Bus: "pci", Device: "0000:08:00.1"}
 )
 
-func reporter(h devlink.Handle, port *uint32, name string, state devlink.HealthState, errs, recovers uint64) devlink.HealthReporter {
+func devlinkReporter(h devlink.Handle, port *uint32, name string, state devlink.HealthState, errs, recovers uint64) devlink.HealthReporter {
 	return devlink.HealthReporter{
 		ReporterID:   devlink.ReporterID{Handle: h, Port: port, Name: name},
 		State:        &state,
@@ -101,15 +101,15 @@ func reporter(h devlink.Handle, port *uint32, name string, state devlink.HealthS
 }
 
 // newFake returns the two ConnectX-7 functions with mlx5's reporters.
-func newFake() *fakeDevlink {
+func newDevlinkFake() *fakeDevlink {
 	port := uint32(131071)
-	fatal := reporter(cx7Eth, nil, "fw_fatal", devlink.HealthStateError, 2, 1)
-	fatal.GracefulPeriod = ptr(60 * time.Second)
-	fatal.AutoRecover = ptr(true)
-	fatal.LastDump = ptr(time.Unix(1700000000, 500_000_000))
-	tx := reporter(cx7Eth, &port, "tx", devlink.HealthStateHealthy, 0, 0)
-	tx.GracefulPeriod = ptr(500 * time.Millisecond)
-	tx.AutoRecover = ptr(false)
+	fatal := devlinkReporter(cx7Eth, nil, "fw_fatal", devlink.HealthStateError, 2, 1)
+	fatal.GracefulPeriod = devlinkPtr(60 * time.Second)
+	fatal.AutoRecover = devlinkPtr(true)
+	fatal.LastDump = devlinkPtr(time.Unix(1700000000, 500_000_000))
+	tx := devlinkReporter(cx7Eth, &port, "tx", devlink.HealthStateHealthy, 0, 0)
+	tx.GracefulPeriod = devlinkPtr(500 * time.Millisecond)
+	tx.AutoRecover = devlinkPtr(false)
 	fw := []devlink.Version{{Name: "fw.version", Value: "28.45.4028"}}
 	return &fakeDevlink{
 		devices: []devlink.Device{{Handle: cx7IB}, {Handle: cx7Eth}},
@@ -118,8 +118,8 @@ func newFake() *fakeDevlink {
 			{Handle: cx7Eth, Index: port, Netdev: "enp8s0f1np1"},
 		},
 		reporters: []devlink.HealthReporter{
-			reporter(cx7IB, nil, "fw", devlink.HealthStateHealthy, 0, 0),
-			reporter(cx7Eth, nil, "fw", devlink.HealthStateHealthy, 0, 0),
+			devlinkReporter(cx7IB, nil, "fw", devlink.HealthStateHealthy, 0, 0),
+			devlinkReporter(cx7Eth, nil, "fw", devlink.HealthStateHealthy, 0, 0),
 			fatal, tx,
 			{ReporterID: devlink.ReporterID{Handle: cx7Eth, Name: "vnic"}}, // no attributes at all
 		},
@@ -140,7 +140,7 @@ func newTestDevlink(t *testing.T, f *fakeDevlink, filter DeviceFilter, captureDi
 	}, zap.NewNop())
 }
 
-func poll(t *testing.T, c Collector) (string, []ReasonCount, error) {
+func pollDevlink(t *testing.T, c Collector) (string, []ReasonCount, error) {
 	t.Helper()
 	b := exposition.NewBuilder()
 	errs := NewSourceErrors(zap.NewNop(), time.Minute)
@@ -149,7 +149,7 @@ func poll(t *testing.T, c Collector) (string, []ReasonCount, error) {
 }
 
 // samples returns the sample lines of a text exposition.
-func samples(text string) []string {
+func devlinkSamples(text string) []string {
 	var out []string
 	for _, l := range strings.Split(text, "\n") {
 		if l != "" && !strings.HasPrefix(l, "#") {
@@ -219,12 +219,12 @@ func TestDevlinkUpdate(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFake()
-			text, srcErrs, err := poll(t, newTestDevlink(t, f, tc.filter, ""))
+			f := newDevlinkFake()
+			text, srcErrs, err := pollDevlink(t, newTestDevlink(t, f, tc.filter, ""))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, samples(text)); diff != "" {
+			if diff := cmp.Diff(tc.want, devlinkSamples(text)); diff != "" {
 				t.Errorf("samples (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.calls, f.calls); diff != "" {
@@ -254,7 +254,7 @@ func TestDevlinkSourceStates(t *testing.T) {
 		{name: "info not supported", infoErr: fmt.Errorf("devlink: info: %w", syscall.EOPNOTSUPP)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFake()
+			f := newDevlinkFake()
 			f.dumpErr = tc.dumpErr
 			f.infoErr = map[devlink.Handle]error{cx7IB: tc.infoErr}
 			d := NewDevlink(DevlinkConfig{Open: func() (DevlinkSource, error) {
@@ -263,7 +263,7 @@ func TestDevlinkSourceStates(t *testing.T) {
 				}
 				return f, nil
 			}}, zap.NewNop())
-			text, reasons, err := poll(t, d)
+			text, reasons, err := pollDevlink(t, d)
 			switch {
 			case tc.noSource:
 				if !errors.Is(err, ErrNoSource) {
@@ -298,7 +298,7 @@ func TestDevlinkSourceStates(t *testing.T) {
 // TestDevlinkEvents drives the collector with health and device events
 // and checks each published snapshot and the evidence written.
 func TestDevlinkEvents(t *testing.T) {
-	f := newFake()
+	f := newDevlinkFake()
 	dir := t.TempDir()
 	d := newTestDevlink(t, f, DeviceFilter{}, dir)
 	published := make(chan string)
@@ -318,7 +318,7 @@ func TestDevlinkEvents(t *testing.T) {
 		}
 	}()
 
-	if _, _, err := poll(t, d); err != nil {
+	if _, _, err := pollDevlink(t, d); err != nil {
 		t.Fatal(err)
 	}
 	// fw_fatal is in error when first seen: the poll queues a capture,
@@ -333,7 +333,7 @@ func TestDevlinkEvents(t *testing.T) {
 
 	// fw goes to error and comes back (an auto-recovered error): both
 	// events publish at once; the error is captured once.
-	broken := reporter(cx7IB, nil, "fw", devlink.HealthStateError, 1, 0)
+	broken := devlinkReporter(cx7IB, nil, "fw", devlink.HealthStateError, 1, 0)
 	f.events <- devlink.Event{Kind: devlink.EventHealth, Reporter: &broken}
 	text := <-published
 	for _, want := range []string{
@@ -350,7 +350,7 @@ func TestDevlinkEvents(t *testing.T) {
 	if !strings.Contains(text, `nic_devlink_health_captures_total{device="pci/0000:08:00.0",port="",netdev="",reporter="fw"} 1`+"\n") {
 		t.Errorf("capture not counted:\n%s", text)
 	}
-	recovered := reporter(cx7IB, nil, "fw", devlink.HealthStateHealthy, 1, 1)
+	recovered := devlinkReporter(cx7IB, nil, "fw", devlink.HealthStateHealthy, 1, 1)
 	f.events <- devlink.Event{Kind: devlink.EventHealth, Reporter: &recovered}
 	text = <-published
 	for _, want := range []string{
@@ -441,7 +441,7 @@ func TestCaptureStoreBounds(t *testing.T) {
 }
 
 // bigFake returns n ConnectX functions with mlx5's five reporters each.
-func bigFake(n int) *fakeDevlink {
+func bigDevlinkFake(n int) *fakeDevlink {
 	f := &fakeDevlink{infos: map[devlink.Handle]devlink.Info{}, events: make(chan devlink.Event)}
 	fw := []devlink.Version{{Name: "fw.version", Value: "28.45.4028"}}
 	for i := 0; i < n; i++ {
@@ -450,11 +450,11 @@ func bigFake(n int) *fakeDevlink {
 		f.devices = append(f.devices, devlink.Device{Handle: h})
 		f.ports = append(f.ports, devlink.Port{Handle: h, Index: port, Netdev: fmt.Sprintf("enp%ds0f%dnp%d", 8+i/2, i%2, i%2)})
 		for _, name := range []string{"fw", "fw_fatal", "vnic"} {
-			f.reporters = append(f.reporters, reporter(h, nil, name, devlink.HealthStateHealthy, 0, 0))
+			f.reporters = append(f.reporters, devlinkReporter(h, nil, name, devlink.HealthStateHealthy, 0, 0))
 		}
 		for _, name := range []string{"tx", "rx"} {
-			r := reporter(h, &port, name, devlink.HealthStateHealthy, 3, 3)
-			r.GracefulPeriod, r.AutoRecover = ptr(500*time.Millisecond), ptr(true)
+			r := devlinkReporter(h, &port, name, devlink.HealthStateHealthy, 3, 3)
+			r.GracefulPeriod, r.AutoRecover = devlinkPtr(500*time.Millisecond), devlinkPtr(true)
 			f.reporters = append(f.reporters, r)
 		}
 		f.infos[h] = devlink.Info{Handle: h, Driver: "mlx5_core", SerialNumber: "MT2347X01938", Running: fw, Stored: fw}
@@ -465,7 +465,7 @@ func bigFake(n int) *fakeDevlink {
 // BenchmarkDevlinkPoll is one poll of 16 functions (80 reporters) from
 // an in-memory source: the collector's own cost without netlink.
 func BenchmarkDevlinkPoll(b *testing.B) {
-	d := NewDevlink(DevlinkConfig{Open: func() (DevlinkSource, error) { return bigFake(16), nil }}, zap.NewNop())
+	d := NewDevlink(DevlinkConfig{Open: func() (DevlinkSource, error) { return bigDevlinkFake(16), nil }}, zap.NewNop())
 	errs := NewSourceErrors(zap.NewNop(), time.Minute)
 	bld := exposition.NewBuilder()
 	b.ReportAllocs()
@@ -481,7 +481,7 @@ func BenchmarkDevlinkPoll(b *testing.B) {
 // renders the new snapshot, as the event path does between polls, on a
 // host with 16 functions (80 reporters).
 func BenchmarkDevlinkHealthEvent(b *testing.B) {
-	f := bigFake(16)
+	f := bigDevlinkFake(16)
 	d := NewDevlink(DevlinkConfig{Open: func() (DevlinkSource, error) { return f, nil }}, zap.NewNop())
 	if err := d.Update(context.Background(), NewPoll(exposition.NewBuilder(), nil)); err != nil {
 		b.Fatal(err)
