@@ -241,7 +241,7 @@ func waitFor(t *testing.T, r *collector.Runner, what string, cond func(text stri
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s; snapshot:\n%s", what, last.String())
+			t.Fatalf("waiting for %s; runner status %+v; snapshot:\n%s", what, r.Status(), last.String())
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
@@ -286,6 +286,17 @@ func collectorChecks(t *testing.T, ctx context.Context, c *devlink.Client) {
 	defer func() { cancel(); <-done }()
 
 	waitFor(t, r, "the first poll", func(string) bool { return r.Status().PollingComplete })
+	// The Runner starts watching events alongside the first poll; a
+	// device that appears without a poll shows the subscription is live,
+	// so no break below can happen before it.
+	if err := writeFile(nsimBus+"/new_device", "13 1"); err != nil {
+		t.Fatalf("adding netdevsim13: %v", err)
+	}
+	waitFor(t, r, "netdevsim13 through events", equals(reporterSeries("nic_devlink_health_reporter_healthy", 13, "dummy"), 1))
+	if err := writeFile(nsimBus+"/del_device", "13"); err != nil {
+		t.Fatalf("removing netdevsim13: %v", err)
+	}
+	waitFor(t, r, "netdevsim13 gone", func(text string) bool { return !strings.Contains(text, "netdevsim13") })
 	text := r.Snapshot().String()
 	if st := r.Status(); !st.Up || st.Absent {
 		t.Fatalf("collector status %+v, want up with devlink present", st)
@@ -317,6 +328,7 @@ func collectorChecks(t *testing.T, ctx context.Context, c *devlink.Client) {
 	if _, ok := sample(text, reporterSeries("nic_devlink_health_reporter_last_dump_timestamp_seconds", 10, "dummy")); !ok {
 		t.Error("no last dump timestamp for dummy after a dump")
 	}
+	t.Logf("POLL the first poll (devices, ports, reporters, info of one device) took %v", r.Status().LastDuration)
 	t.Logf("first poll:\n%s", text)
 
 	dummy := devlink.ReporterID{Handle: nsimHandle(10), Name: "dummy"}
