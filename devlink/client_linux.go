@@ -18,8 +18,12 @@ import (
 
 // client is the Linux implementation on a generic netlink connection.
 type client struct {
-	mu     sync.Mutex // one request at a time, with its deadline
-	conn   *genetlink.Conn
+	mu   sync.Mutex // one request at a time, with its deadline
+	conn *genetlink.Conn
+	// redial opens a fresh request socket after one was abandoned
+	// mid-reply (nil in tests); stale is set until then.
+	redial func() (*genetlink.Conn, error)
+	stale  bool
 	family genetlink.Family
 	group  uint32 // id of the "config" multicast group; 0 if absent
 	// dialEvents opens the second connection Watch listens on.
@@ -54,6 +58,7 @@ func newClient() (*client, error) {
 		conn.Close()
 		return nil, err
 	}
+	c.redial = func() (*genetlink.Conn, error) { return genetlink.Dial(nil) }
 	return c, nil
 }
 
@@ -74,7 +79,11 @@ func initClient(conn *genetlink.Conn, dialEvents func() (eventConn, error)) (*cl
 	return c, nil
 }
 
-func (c *client) Close() error { return c.conn.Close() }
+func (c *client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conn.Close()
+}
 
 // execute sends one request and returns the replies, honouring ctx's
 // deadline. Errors keep the errno so errors.Is works with os.ErrNotExist,
@@ -94,11 +103,22 @@ func (c *client) execute(ctx context.Context, op string, cmd uint8, flags netlin
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.stale && c.redial != nil {
+		// The last request was abandoned at its deadline: the rest of its
+		// reply may still be queued on the socket and would be taken for
+		// the reply to this one.
+		conn, err := c.redial()
+		if err != nil {
+			return nil, errorf(op, fmt.Errorf("reopening the netlink socket: %w", err))
+		}
+		c.conn.Close()
+		c.conn, c.stale = conn, false
+	}
 	if d, ok := ctx.Deadline(); ok {
+		// Best effort: a socket without deadlines (a test's fake) or a
+		// closed one (which fails the request anyway) refuses it.
 		if err := c.conn.SetDeadline(d); err == nil {
 			defer c.conn.SetDeadline(time.Time{})
-		} else if !errors.Is(err, errors.ErrUnsupported) {
-			return nil, errorf(op, err)
 		}
 	}
 	msgs, err := c.conn.Execute(genetlink.Message{
@@ -106,8 +126,11 @@ func (c *client) execute(ctx context.Context, op string, cmd uint8, flags netlin
 		Data:   data,
 	}, c.family.ID, netlink.Request|flags)
 	if err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() != nil {
-			err = ctx.Err()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			c.stale = true
+			if ctx.Err() != nil {
+				err = ctx.Err()
+			}
 		}
 		return nil, errorf(op, err)
 	}

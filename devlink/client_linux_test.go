@@ -684,3 +684,39 @@ func TestNewOnThisKernel(t *testing.T) {
 	}
 	t.Logf("this kernel has devlink with %d devices", len(devs))
 }
+
+// TestReopenAfterDeadline checks that a request abandoned at its
+// deadline makes the next request use a fresh socket, so the rest of the
+// abandoned reply cannot be taken for the next one.
+func TestReopenAfterDeadline(t *testing.T) {
+	first := true
+	c := testClient(t, func(genetlink.Message, netlink.Message) ([]genetlink.Message, error) {
+		if first {
+			first = false
+			return nil, os.ErrDeadlineExceeded
+		}
+		t.Error("request sent on the abandoned socket")
+		return nil, nil
+	})
+	redials := 0
+	c.c.redial = func() (*genetlink.Conn, error) {
+		redials++
+		return fakeKernel(t, func(genetlink.Message, netlink.Message) ([]genetlink.Message, error) {
+			return []genetlink.Message{msg(unix.DEVLINK_CMD_NEW, attrs(t, func(ae *netlink.AttributeEncoder) {
+				encodeHandle(ae, Handle{"pci", "0000:08:00.0"})
+			}))}, nil
+		}), nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	if _, err := c.Devices(ctx); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("first request: %v, want a deadline error", err)
+	}
+	devs, err := c.Devices(ctx)
+	if err != nil || len(devs) != 1 || redials != 1 {
+		t.Fatalf("second request: %v, %v after %d redials; want one device from one fresh socket", devs, err, redials)
+	}
+	if _, err := c.Devices(ctx); err != nil || redials != 1 {
+		t.Fatalf("third request: %v after %d redials; want the fresh socket reused", err, redials)
+	}
+}
