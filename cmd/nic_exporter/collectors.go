@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -201,6 +202,12 @@ func collectorSpecs() []collectorSpec {
 				app.Flag(p+".capture-max-files", "Most evidence files kept in --"+p+".capture-dir; the oldest are removed first.").Default("100").IntVar(&capture.MaxFiles)
 				app.Flag(p+".capture-max-bytes", "Most bytes of evidence kept in --"+p+".capture-dir; the oldest files are removed first, the newest is always kept.").Default("67108864").Int64Var(&capture.MaxBytes)
 				return func(env sources, f collector.DeviceFilter, log *zap.Logger) (collector.Collector, error) {
+					if capture.Dir != "" {
+						// Fail at start, not at the first error worth capturing.
+						if err := os.MkdirAll(capture.Dir, 0o750); err != nil {
+							return nil, fmt.Errorf("--%s.capture-dir: %w", p, err)
+						}
+					}
 					cfg := collector.DevlinkConfig{Filter: f, Capture: capture, Open: collector.OpenDevlink}
 					if env.demo != nil {
 						dl := env.demo.Devlink()
