@@ -498,3 +498,36 @@ func BenchmarkDevlinkHealthEvent(b *testing.B) {
 		d.handleEvent(context.Background(), src, devlink.Event{Kind: devlink.EventHealth, Reporter: &ev}, publish)
 	}
 }
+
+// TestDevlinkOverrunRefresh checks that lost notifications (a socket
+// buffer overrun) make the collector read the kernel's state at once.
+func TestDevlinkOverrunRefresh(t *testing.T) {
+	f := newDevlinkFake()
+	d := newTestDevlink(t, f, DeviceFilter{}, "")
+	published := make(chan string, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		_ = d.Watch(ctx, func(render func(*exposition.Builder)) {
+			b := exposition.NewBuilder()
+			render(b)
+			published <- b.Snapshot().String()
+		})
+	}()
+	if _, _, err := pollDevlink(t, d); err != nil {
+		t.Fatal(err)
+	}
+	// Errors the exporter was not told about, then an overrun.
+	f.reporters[0] = devlinkReporter(cx7IB, nil, "fw", devlink.HealthStateError, 4, 3)
+	f.events <- devlink.Event{Kind: devlink.EventOverrun}
+	text := <-published
+	for _, want := range []string{
+		`nic_devlink_health_reporter_healthy{device="pci/0000:08:00.0",port="",netdev="",reporter="fw"} 0`,
+		`nic_devlink_health_reporter_errors_total{device="pci/0000:08:00.0",port="",netdev="",reporter="fw"} 4`,
+		`nic_devlink_health_reporter_recoveries_total{device="pci/0000:08:00.0",port="",netdev="",reporter="fw"} 3`,
+	} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("after the overrun, missing %s in:\n%s", want, text)
+		}
+	}
+}
