@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -324,7 +325,7 @@ func benchConcurrent(b *testing.B, n int, gz bool) {
 // per-scrape tail), with gzip as Prometheus asks.
 func BenchmarkScrapeWithRuntimeMetrics(b *testing.B) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, gz := range []bool{false, true} {
 		b.Run(fmt.Sprintf("gzip=%v", gz), func(b *testing.B) { benchScrape(b, newTestHandler(10_000, reg), gz) })
 	}
@@ -332,7 +333,7 @@ func BenchmarkScrapeWithRuntimeMetrics(b *testing.B) {
 
 func TestGzipTailWithRuntimeMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Big enough that the uncompressed tail spans several stored blocks.
 	big := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "nic_exporter_test_big", Help: "Test."}, []string{"i"})
 	for i := 0; i < 5000; i++ {
@@ -371,7 +372,7 @@ func TestGzipTailWithRuntimeMetrics(t *testing.T) {
 // BenchmarkScrapeWithRuntimeMetrics with 50 scrapes in flight at once.
 func BenchmarkConcurrentScrapesWithRuntimeMetrics(b *testing.B) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	h := NewHandler([]Source{fixed{snapshotOf(10_000)}}, Config{Gatherer: reg}, zap.NewNop())
 	req := httptest.NewRequest("GET", "/metrics", nil)
 	req.Header.Set("Accept-Encoding", "gzip")
