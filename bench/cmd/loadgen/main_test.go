@@ -131,4 +131,7 @@ func TestScrapeRejectsErrors(t *testing.T) {
 	if _, _, err := scrape(srv.Client(), srv.URL, false); err == nil {
 		t.Error("HTTP 503 was not an error")
 	}
+	if _, _, err := scrapeBody(srv.Client(), srv.URL, false); err == nil {
+		t.Error("HTTP 503 was not an error for scrapeBody")
+	}
 }
