@@ -202,7 +202,6 @@ func TestNetdevRealSysfs(t *testing.T) {
 	}
 }
 
-
 func TestNetdevMissingSysfsFails(t *testing.T) {
 	c := NewNetdev(NetdevConfig{SysfsPath: filepath.Join(t.TempDir(), "nope")}, zap.NewNop())
 	err := c.Update(context.Background(), NewPoll(exposition.NewBuilder(), nil))
