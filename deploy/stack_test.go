@@ -1,0 +1,603 @@
+package deploy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nic-exporter/nic_exporter/collector/testenv"
+)
+
+// exporterBinary is nic_exporter, built once by TestMain for the tests
+// that run it.
+var exporterBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "nic_exporter-deploy-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	exporterBinary = filepath.Join(dir, "nic_exporter")
+	build := exec.Command("go", "build", "-o", exporterBinary, "../cmd/nic_exporter")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building nic_exporter: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// stackWait bounds every wait of the stack tests. The slowest condition,
+// NICLinkFlapping, needs the demo's second flap (20 s after the start);
+// everything else arrives within a few seconds.
+const stackWait = 60 * time.Second
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// process is a program the test started; its output goes to a file that
+// is shown when the test fails.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+}
+
+func startProcess(t *testing.T, name, bin string, args ...string) *process {
+	t.Helper()
+	p := &process{name: name, log: filepath.Join(t.TempDir(), name+".log"), done: make(chan struct{})}
+	out, err := os.Create(p.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Stdout, p.cmd.Stderr = out, out
+	if err := p.cmd.Start(); err != nil {
+		out.Close()
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		out.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(p.log)
+			if len(b) > 8000 {
+				b = b[len(b)-8000:]
+			}
+			t.Logf("%s log (tail):\n%s", name, b)
+		}
+	})
+	return p
+}
+
+// waitFor polls cond until it returns nil or the wait is over, then fails
+// the test with cond's last error.
+func waitFor(t *testing.T, what string, d time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting %v for %s: %v", d, what, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func waitHTTP(t *testing.T, p *process, url string) {
+	t.Helper()
+	waitFor(t, p.name+" to answer "+url, 30*time.Second, func() error {
+		select {
+		case <-p.done:
+			return errors.New(p.name + " exited")
+		default:
+		}
+		resp, err := http.Get(url)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("HTTP %d", resp.StatusCode)
+		}
+		return nil
+	})
+}
+
+// startExporter runs nic_exporter --demo with the given fault schedule.
+func startExporter(t *testing.T, name, faults string) string {
+	t.Helper()
+	addr := freeAddr(t)
+	args := []string{"--web.listen-address=" + addr, "--demo", "--log.level=warn"}
+	if faults != "" {
+		args = append(args, "--demo.faults="+faults)
+	}
+	p := startProcess(t, name, exporterBinary, args...)
+	waitHTTP(t, p, "http://"+addr+"/readyz")
+	return addr
+}
+
+// sample is one series of a Prometheus query result.
+type sample struct {
+	Metric map[string]string `json:"metric"`
+}
+
+// promAPI is a Prometheus server's HTTP API.
+type promAPI string
+
+// query runs an instant query, or a range query over the last minute when
+// rng is set, and returns the series of the result. A parse or evaluation
+// error is returned as an error.
+func (p promAPI) query(expr string, rng bool) ([]sample, error) {
+	v := url.Values{"query": {expr}}
+	path := "/api/v1/query"
+	if rng {
+		now := time.Now()
+		path = "/api/v1/query_range"
+		v.Set("start", fmt.Sprint(now.Add(-time.Minute).Unix()))
+		v.Set("end", fmt.Sprint(now.Unix()))
+		v.Set("step", "1")
+	}
+	var body struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			ResultType string          `json:"resultType"`
+			Result     json.RawMessage `json:"result"`
+		} `json:"data"`
+	}
+	if err := p.get(path+"?"+v.Encode(), &body); err != nil {
+		return nil, err
+	}
+	if body.Status != "success" {
+		return nil, fmt.Errorf("query %q: %s", expr, body.Error)
+	}
+	switch body.Data.ResultType {
+	case "vector", "matrix":
+		var out []sample
+		if err := json.Unmarshal(body.Data.Result, &out); err != nil {
+			return nil, fmt.Errorf("query %q: decoding the result: %w", expr, err)
+		}
+		return out, nil
+	default:
+		return []sample{{}}, nil
+	}
+}
+
+func (p promAPI) get(path string, into any) error {
+	resp, err := http.Get(string(p) + path)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
+		return fmt.Errorf("GET %s: HTTP %d, decoding: %w", path, resp.StatusCode, err)
+	}
+	return nil
+}
+
+// notification is one alert of an Alertmanager webhook notification.
+type notification struct {
+	Receiver    string
+	Status      string            `json:"status"`
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+}
+
+// webhook receives Alertmanager's notifications for the receivers "pager"
+// (path /page) and "tickets" (path /ticket).
+type webhook struct {
+	mu     sync.Mutex
+	alerts []notification
+}
+
+func (w *webhook) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	var msg struct {
+		Receiver string         `json:"receiver"`
+		Alerts   []notification `json:"alerts"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
+		http.Error(rw, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, a := range msg.Alerts {
+		a.Receiver = msg.Receiver + " " + r.URL.Path
+		w.alerts = append(w.alerts, a)
+	}
+}
+
+func (w *webhook) received() []notification {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]notification(nil), w.alerts...)
+}
+
+// stack is a real Prometheus with the shipped rules, scraping a demo host
+// with faults and a healthy demo host, and sending alerts to a real
+// Alertmanager that routes pages and tickets to the test's webhook.
+type stack struct {
+	prom            promAPI
+	faulty, healthy string
+	hook            *webhook
+}
+
+// faultAlerts maps each alert that a demo fault sets off to that fault.
+// The faulty demo host runs all of them from its start.
+var faultAlerts = map[string]string{
+	"NICLinkDown":         "link_down",
+	"NICLinkFlapping":     "link_flap",
+	"NICPCIeLinkDegraded": "pcie_degraded",
+}
+
+// faultStart delays a fault where the dashboards need the state before
+// it: the link goes down 5 s after the start, so the host dashboard's link
+// speed graph has the speed it had before, as it would on a real host.
+var faultStart = map[string]string{
+	"link_down": "5s",
+}
+
+// quietAlerts are the alerts the demo host cannot set off, with the
+// reason. Their expressions must still parse, evaluate and find every
+// metric they read on the demo host; they must return nothing for both
+// demo hosts.
+var quietAlerts = map[string]string{
+	"NICExporterDown":           "needs a target Prometheus cannot scrape; both demo exporters answer",
+	"NICExporterCollectorDown":  "needs a collector whose source fails; no demo fault breaks a source",
+	"NICExporterDevicesMissing": "needs a device that disappears after it was seen; the demo host keeps its devices",
+}
+
+func startStack(t *testing.T) *stack {
+	t.Helper()
+	prometheus := testenv.LookPath(t, "prometheus")
+	alertmanager := testenv.LookPath(t, "prometheus-alertmanager")
+	dir := t.TempDir()
+
+	hook := &webhook{}
+	hookAddr := freeAddr(t)
+	hookSrv := &http.Server{Addr: hookAddr, Handler: hook, ReadHeaderTimeout: 5 * time.Second}
+	l, err := net.Listen("tcp", hookAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = hookSrv.Serve(l) }()
+	t.Cleanup(func() { _ = hookSrv.Shutdown(context.Background()) })
+
+	// Alertmanager routes severity=page to the pager and everything else
+	// to tickets, as docs/runbooks.md describes. group_wait and
+	// group_interval are 1 s so the test sees notifications at once.
+	amAddr := freeAddr(t)
+	amCfg := fmt.Sprintf(`route:
+  receiver: tickets
+  group_by: [alertname, instance]
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1h
+  routes:
+    - receiver: pager
+      matchers: ['severity="page"']
+receivers:
+  - name: pager
+    webhook_configs:
+      - url: http://%[1]s/page
+  - name: tickets
+    webhook_configs:
+      - url: http://%[1]s/ticket
+`, hookAddr)
+	amFile := filepath.Join(dir, "alertmanager.yml")
+	if err := os.WriteFile(amFile, []byte(amCfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	am := startProcess(t, "alertmanager", alertmanager, "--config.file="+amFile,
+		"--storage.path="+filepath.Join(dir, "am"), "--web.listen-address="+amAddr,
+		"--cluster.listen-address=")
+	waitHTTP(t, am, "http://"+amAddr+"/-/ready")
+
+	var faults []string
+	for _, f := range sortedKeys(invert(faultAlerts)) {
+		start := faultStart[f]
+		if start == "" {
+			start = "0s"
+		}
+		faults = append(faults, f+"@"+start)
+	}
+	s := &stack{
+		faulty:  startExporter(t, "exporter-faulty", strings.Join(faults, ",")),
+		healthy: startExporter(t, "exporter-healthy", ""),
+		hook:    hook,
+	}
+
+	// The shipped rule files are used as they are: every "for:" in them
+	// is either 0 or longer than this test, and the test only asserts
+	// notifications for alerts with "for: 0m".
+	alerts, _ := filepath.Abs(alertsFile)
+	rules, _ := filepath.Abs(rulesFile)
+	promCfg := fmt.Sprintf(`global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files: [%q, %q]
+alerting:
+  alertmanagers:
+    - static_configs:
+        - targets: [%q]
+scrape_configs:
+  - job_name: nic_exporter
+    static_configs:
+      - targets: [%q, %q]
+`, alerts, rules, amAddr, s.faulty, s.healthy)
+	promFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(promFile, []byte(promCfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	promAddr := freeAddr(t)
+	prom := startProcess(t, "prometheus", prometheus, "--config.file="+promFile,
+		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+promAddr)
+	waitHTTP(t, prom, "http://"+promAddr+"/-/ready")
+	s.prom = promAPI("http://" + promAddr)
+
+	// Wait until both hosts have been scraped a few times, so rate() and
+	// increase() have samples to work on.
+	waitFor(t, "three scrapes of both demo hosts", stackWait, func() error {
+		res, err := s.prom.query(`count_over_time(up{job="nic_exporter"}[1m]) >= 3`, false)
+		if err != nil {
+			return err
+		}
+		if len(res) != 2 {
+			return fmt.Errorf("%d of 2 targets scraped 3 times", len(res))
+		}
+		return nil
+	})
+	return s
+}
+
+func invert(m map[string]string) map[string]string {
+	out := make(map[string]string)
+	for k, v := range m {
+		out[v] = k
+	}
+	return out
+}
+
+// metricNames returns the metric names an expression reads.
+var metricName = regexp.MustCompile(`\b(nic_[a-z0-9_]+|[a-z_]+:nic_[a-z0-9_]+:[a-z0-9_]+|up)\b`)
+
+func metricNames(expr string) []string {
+	seen := make(map[string]bool)
+	var out []string
+	for _, m := range metricName.FindAllString(expr, -1) {
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func instances(res []sample) map[string]bool {
+	out := make(map[string]bool)
+	for _, s := range res {
+		out[s.Metric["instance"]] = true
+	}
+	return out
+}
+
+// TestPrometheusStack runs the shipped rules and dashboards in a real
+// Prometheus against two demo hosts, one with every alerting fault and one
+// healthy, and the alerts through a real Alertmanager.
+func TestPrometheusStack(t *testing.T) {
+	s := startStack(t)
+	t.Run("rules load and evaluate", s.testRulesHealthy)
+	t.Run("alert expressions", s.testAlertExpressions)
+	t.Run("recording rules", s.testRecordingRules)
+	t.Run("dashboards", s.testDashboards)
+	t.Run("routing", s.testRouting)
+}
+
+func (s *stack) testRulesHealthy(t *testing.T) {
+	want := len(alertRules(t)) + len(recordingRules(t))
+	waitFor(t, "every rule evaluated without error", stackWait, func() error {
+		var body struct {
+			Data struct {
+				Groups []struct {
+					File  string `json:"file"`
+					Rules []struct {
+						Name           string `json:"name"`
+						Health         string `json:"health"`
+						LastError      string `json:"lastError"`
+						LastEvaluation string `json:"lastEvaluation"`
+					} `json:"rules"`
+				} `json:"groups"`
+			} `json:"data"`
+		}
+		if err := s.prom.get("/api/v1/rules", &body); err != nil {
+			return err
+		}
+		n := 0
+		for _, g := range body.Data.Groups {
+			for _, r := range g.Rules {
+				n++
+				if r.Health != "ok" || r.LastError != "" {
+					return fmt.Errorf("rule %s: health %q, error %q", r.Name, r.Health, r.LastError)
+				}
+			}
+		}
+		if n != want {
+			return fmt.Errorf("Prometheus loaded %d rules, the files have %d", n, want)
+		}
+		return nil
+	})
+}
+
+func (s *stack) testAlertExpressions(t *testing.T) {
+	alerts := alertRules(t)
+	for _, name := range sortedKeys(alerts) {
+		_, fault := faultAlerts[name]
+		_, quiet := quietAlerts[name]
+		if fault == quiet {
+			t.Errorf("alert %s must be listed in exactly one of faultAlerts (with the demo fault that sets it off) and quietAlerts (with the reason the demo cannot)", name)
+		}
+	}
+	for _, name := range sortedKeys(alerts) {
+		expr := exprOf(alerts[name])
+		if _, ok := faultAlerts[name]; ok {
+			waitFor(t, name+" to match the faulty demo host", stackWait, func() error {
+				res, err := s.prom.query(expr, false)
+				if err != nil {
+					return err
+				}
+				if got := instances(res); !got[s.faulty] || got[s.healthy] || len(got) != 1 {
+					return fmt.Errorf("%s matches instances %v, want only the faulty host %s", name, got, s.faulty)
+				}
+				return nil
+			})
+			continue
+		}
+		if _, ok := quietAlerts[name]; !ok {
+			continue
+		}
+		res, err := s.prom.query(expr, false)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if len(res) != 0 {
+			t.Errorf("%s matches %v on the demo hosts, which should leave it quiet", name, instances(res))
+		}
+		for _, m := range metricNames(expr) {
+			res, err := s.prom.query(fmt.Sprintf(`group by (instance) ({__name__=%q})`, m), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := instances(res); !got[s.faulty] || !got[s.healthy] {
+				t.Errorf("%s reads %s, which the demo hosts do not export (found on %v)", name, m, got)
+			}
+		}
+	}
+}
+
+func (s *stack) testRecordingRules(t *testing.T) {
+	for _, name := range sortedKeys(recordingRules(t)) {
+		waitFor(t, name+" for both demo hosts", stackWait, func() error {
+			res, err := s.prom.query(name, false)
+			if err != nil {
+				return err
+			}
+			if got := instances(res); !got[s.faulty] || !got[s.healthy] {
+				return fmt.Errorf("%s has series for %v, want both demo hosts", name, got)
+			}
+			return nil
+		})
+	}
+}
+
+// testRouting checks what reaches the webhook: the pages of the faulty
+// host at the pager, its warnings at the ticket receiver, and nothing at
+// all from the healthy host.
+func (s *stack) testRouting(t *testing.T) {
+	alerts := alertRules(t)
+	// Only alerts with "for: 0m" can fire within the test.
+	wantPager := make(map[string]bool)
+	wantTickets := make(map[string]bool)
+	for name := range faultAlerts {
+		r := alerts[name]
+		if r.For == nil || (*r.For != "0m" && *r.For != "0s") {
+			continue
+		}
+		if r.Labels["severity"] == "page" {
+			wantPager[name] = true
+		} else {
+			wantTickets[name] = true
+		}
+	}
+	if len(wantTickets) == 0 {
+		t.Fatal("no warning alert with for: 0m among faultAlerts: the ticket route is not tested")
+	}
+	waitFor(t, fmt.Sprintf("notifications: pager %v, tickets %v", sortedKeys(wantPager), sortedKeys(wantTickets)), stackWait, func() error {
+		got := map[string]map[string]bool{"/page": {}, "/ticket": {}}
+		for _, n := range s.hook.received() {
+			path := n.Receiver[strings.Index(n.Receiver, " ")+1:]
+			if n.Labels["instance"] == s.faulty && n.Status == "firing" {
+				got[path][n.Labels["alertname"]] = true
+			}
+		}
+		for name := range wantPager {
+			if !got["/page"][name] {
+				return fmt.Errorf("page %s not received yet (pager has %v)", name, sortedKeys(got["/page"]))
+			}
+		}
+		for name := range wantTickets {
+			if !got["/ticket"][name] {
+				return fmt.Errorf("ticket %s not received yet (tickets has %v)", name, sortedKeys(got["/ticket"]))
+			}
+		}
+		return nil
+	})
+	for _, n := range s.hook.received() {
+		t.Logf("received at %s: %s %s severity=%s device=%s", n.Receiver, n.Status, n.Labels["alertname"], n.Labels["severity"], n.Labels["device"])
+	}
+	for _, n := range s.hook.received() {
+		name := n.Labels["alertname"]
+		path := n.Receiver[strings.Index(n.Receiver, " ")+1:]
+		switch {
+		case n.Labels["instance"] == s.healthy:
+			t.Errorf("the healthy demo host sent %s to %s", name, n.Receiver)
+		case (path == "/page") != (n.Labels["severity"] == "page"):
+			t.Errorf("%s with severity %q was routed to %s", name, n.Labels["severity"], n.Receiver)
+		case n.Annotations["runbook_url"] != alerts[name].Annotations["runbook_url"]:
+			t.Errorf("%s arrived with runbook_url %q", name, n.Annotations["runbook_url"])
+		case n.Labels["job"] != "nic_exporter" || n.Annotations["summary"] == "" || !strings.Contains(n.Annotations["summary"], n.Labels["instance"]):
+			t.Errorf("%s arrived without its job label or a summary naming the host: %+v", name, n)
+		}
+		if _, perDevice := faultAlerts[name]; perDevice && n.Labels["device"] == "" {
+			t.Errorf("%s arrived without its device label: %+v", name, n.Labels)
+		}
+	}
+	// The healthy host must not even have a pending alert.
+	res, err := s.prom.query(fmt.Sprintf(`ALERTS{instance=%q}`, s.healthy), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		t.Errorf("healthy demo host has alert %s (%s)", r.Metric["alertname"], r.Metric["alertstate"])
+	}
+}
