@@ -8,7 +8,7 @@ LDFLAGS   := -s -w \
 	-X github.com/prometheus/common/version.Revision=$(REVISION) \
 	-X github.com/prometheus/common/version.Branch=$(BRANCH)
 
-.PHONY: all build test unit lint fmt-check vet staticcheck tidy-check bench demo
+.PHONY: all build test unit race lint fmt-check vet staticcheck tidy-check bench demo
 
 all: lint build test
 
@@ -20,10 +20,15 @@ demo:
 
 # test runs every test: the linters, then all Go tests (unit, fixture,
 # fuzz seed corpora, real-kernel and end-to-end tests).
-test: lint unit
+test: lint unit race
 
 unit:
 	$(GO) test -count=1 ./...
+
+# race runs the concurrent core (runner, cache, scrape handler) under the
+# race detector.
+race:
+	$(GO) test -race -count=1 ./collector/ ./collector/exposition/ ./collector/scrape/
 
 lint: fmt-check vet staticcheck tidy-check
 

@@ -32,8 +32,13 @@ type EventSource interface {
 	Collector
 	// Watch blocks until ctx is done or the event source fails. After each
 	// event that changes what the collector exports, it calls publish with
-	// a function that renders the collector's complete current state; the
-	// Runner turns that into a new snapshot at once.
+	// a function that renders the collector's complete current state at the
+	// time it is called, without I/O; the Runner turns that into a new
+	// snapshot at once. The Runner may call the latest such function again
+	// later: when an event is published while a poll is in progress, the
+	// poll's result may predate the event, so the Runner renders the
+	// current state again after the poll instead of publishing the poll's
+	// possibly older series.
 	Watch(ctx context.Context, publish func(render func(b *exposition.Builder))) error
 }
 

@@ -46,9 +46,10 @@ type Runner struct {
 	invalid      atomic.Uint64
 	events       atomic.Uint64
 
-	publishMu sync.Mutex // orders publications from polls and events
-	builder   *exposition.Builder
-	lastErr   string
+	publishMu  sync.Mutex // orders publications from polls and events
+	builder    *exposition.Builder
+	lastRender func(b *exposition.Builder) // latest render function from an event
+	lastErr    string
 }
 
 // NewRunner returns a Runner for c.
@@ -154,6 +155,7 @@ func (r *Runner) PollOnce(ctx context.Context) {
 	r.builder.Reset()
 	b := r.builder
 	r.publishMu.Unlock()
+	eventsBefore := r.events.Load()
 
 	done := make(chan error, 1)
 	go func() { done <- r.c.Update(pctx, NewPoll(b, r.errs)) }()
@@ -192,6 +194,12 @@ func (r *Runner) PollOnce(ctx context.Context) {
 		r.log.Info("source appeared; collecting")
 	}
 	r.publishMu.Lock()
+	if r.events.Load() != eventsBefore && r.lastRender != nil {
+		// An event was published during the poll; the poll's series may
+		// be older than it. Render the current state, which has both.
+		b = exposition.NewBuilder()
+		r.lastRender(b)
+	}
 	snap := b.Snapshot()
 	r.invalid.Add(uint64(b.Invalid()))
 	r.snap.Store(snap)
@@ -236,6 +244,7 @@ func (r *Runner) Publish(render func(b *exposition.Builder)) {
 	render(b)
 	r.invalid.Add(uint64(b.Invalid()))
 	r.snap.Store(b.Snapshot())
+	r.lastRender = render
 	r.events.Add(1)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -170,15 +171,30 @@ func TestSourceErrorsRelogsAfterInterval(t *testing.T) {
 	}
 }
 
-// eventer is an EventSource that publishes the values it receives.
+// eventer is an EventSource whose state is the last value it received;
+// a poll renders the same state.
 type eventer struct {
 	values chan float64
+	mu     sync.Mutex
+	state  float64
+	// pollGate, when set, holds each poll after it rendered, so a test can
+	// publish an event in the middle of a poll.
+	pollGate chan struct{}
 }
 
 func (*eventer) Name() string { return "eventer" }
 
-func (*eventer) Update(_ context.Context, p *Poll) error {
-	p.Add(testGauge, 0, "eth0")
+func (e *eventer) render(b *exposition.Builder) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	b.Add(testGauge, e.state, "eth0")
+}
+
+func (e *eventer) Update(_ context.Context, p *Poll) error {
+	e.render(p.Builder)
+	if e.pollGate != nil {
+		<-e.pollGate
+	}
 	return nil
 }
 
@@ -188,8 +204,36 @@ func (e *eventer) Watch(ctx context.Context, publish func(func(*exposition.Build
 		case <-ctx.Done():
 			return ctx.Err()
 		case v := <-e.values:
-			publish(func(b *exposition.Builder) { b.Add(testGauge, v, "eth0") })
+			e.mu.Lock()
+			e.state = v
+			e.mu.Unlock()
+			publish(e.render)
 		}
+	}
+}
+
+// TestRunnerEventDuringPollWins publishes an event while a poll that
+// rendered the older state is still in progress: the snapshot after the
+// poll must show the event's state, not the poll's older one.
+func TestRunnerEventDuringPollWins(t *testing.T) {
+	e := &eventer{values: make(chan float64), pollGate: make(chan struct{})}
+	r := NewRunner(e, RunnerConfig{Interval: time.Hour, Timeout: time.Minute}, zap.NewNop())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = e.Watch(ctx, r.Publish) }()
+	pollDone := make(chan struct{})
+	go func() {
+		r.PollOnce(ctx)
+		close(pollDone)
+	}()
+	e.values <- 7 // the poll already rendered 0 and waits at the gate
+	for r.Status().Events != 1 {
+		time.Sleep(time.Millisecond)
+	}
+	close(e.pollGate)
+	<-pollDone
+	if out := r.Snapshot().String(); !strings.Contains(out, `nic_test_value{device="eth0"} 7`) {
+		t.Errorf("after a poll that overlapped an event, snapshot = %q, want the event's value 7", out)
 	}
 }
 

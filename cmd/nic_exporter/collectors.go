@@ -74,5 +74,18 @@ func collectorSpecs() []collectorSpec {
 				}
 			},
 		},
+		{
+			name:            "infiniband",
+			help:            "RDMA device and port state, rate, IBA port counters and driver hw_counters from /sys/class/infiniband.",
+			defaultInterval: "5s",
+			defaultTimeout:  "4s",
+			extraFlags: func(*kingpin.Application, *collectorFlags) func(sources, collector.DeviceFilter, *zap.Logger) (collector.Collector, error) {
+				// The demo host's tree includes /sys/class/infiniband, so
+				// env.sysfs serves both the real and the demo source.
+				return func(env sources, f collector.DeviceFilter, log *zap.Logger) (collector.Collector, error) {
+					return collector.NewInfiniBand(collector.InfiniBandConfig{SysfsPath: env.sysfs, Filter: f}, log), nil
+				}
+			},
+		},
 	}
 }

@@ -230,6 +230,19 @@ func TestOpenMetricsAndGzip(t *testing.T) {
 	if !resp.Uncompressed {
 		t.Errorf("the default Go client asked for gzip but got an uncompressed body")
 	}
+	// Reading to the end verifies the gzip trailer's CRC-32 and size.
+	plain, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading the gzip scrape: %v", err)
+	}
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(plain))
+	if err != nil {
+		t.Fatalf("gzip scrape does not parse: %v", err)
+	}
+	if len(fams["nic_netdev_info"].GetMetric()) != 4 {
+		t.Errorf("gzip scrape: %d nic_netdev_info series, want 4", len(fams["nic_netdev_info"].GetMetric()))
+	}
 }
 
 func TestSIGTERMExitsCleanly(t *testing.T) {

@@ -49,11 +49,14 @@ type part struct {
 	// update rewrites the part's state for the current demo clock. It is
 	// called once at start and then every UpdateInterval.
 	update func(h *Host) error
+	// tree, if not empty, is the part's own tree file, extracted into the
+	// host directory after host.txtar.
+	tree string
 }
 
 // parts lists the parts of the reference host.
 func parts() []part {
-	return []part{netdevPart}
+	return []part{netdevPart, infinibandPart}
 }
 
 // faultHelp returns every known fault with what it does.
@@ -145,6 +148,15 @@ func New(cfg Config, log *zap.Logger) (*Host, error) {
 	if err := writeTree(dir, entries); err != nil {
 		h.Close()
 		return nil, fmt.Errorf("extracting the demo host: %w", err)
+	}
+	for _, p := range parts() {
+		if p.tree == "" {
+			continue
+		}
+		if err := WriteTree(dir, p.tree); err != nil {
+			h.Close()
+			return nil, fmt.Errorf("extracting the demo host: %w", err)
+		}
 	}
 	h.start = h.now()
 	if err := h.update(); err != nil {

@@ -54,6 +54,17 @@ func parseTree(data string) ([]entry, error) {
 	return out, sc.Err()
 }
 
+// WriteTree parses a tree file and creates its files and links below
+// root. Tests use it to build fixture sysfs trees kept in the same
+// reviewable form as the demo host.
+func WriteTree(root, data string) error {
+	entries, err := parseTree(data)
+	if err != nil {
+		return err
+	}
+	return writeTree(root, entries)
+}
+
 // writeTree creates the entries below root.
 func writeTree(root string, entries []entry) error {
 	for _, e := range entries {

@@ -3,6 +3,7 @@ package exposition
 import (
 	"bytes"
 	"io"
+	"sync/atomic"
 )
 
 // Builder collects the samples of one poll and turns them into an
@@ -97,6 +98,7 @@ type Snapshot struct {
 	devices  int
 	textSize int
 	omSize   int
+	deflated [2]atomic.Pointer[Segment] // by Format, computed on first use
 }
 
 type snapFamily struct {

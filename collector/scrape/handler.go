@@ -5,8 +5,11 @@
 package scrape
 
 import (
-	"compress/gzip"
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"net/http"
 	"strings"
@@ -41,7 +44,8 @@ type Handler struct {
 	cfg      Config
 	log      *zap.Logger
 	inflight atomic.Int64
-	gzips    sync.Pool
+	flates   sync.Pool // *flate.Writer for the per-scrape tail
+	buffers  sync.Pool // *bytes.Buffer for the per-scrape tail
 	rejected atomic.Uint64
 }
 
@@ -49,10 +53,11 @@ type Handler struct {
 // the given order, then the metrics of cfg.Gatherer.
 func NewHandler(sources []Source, cfg Config, log *zap.Logger) *Handler {
 	h := &Handler{sources: sources, cfg: cfg, log: log}
-	h.gzips.New = func() any {
-		w, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
+	h.flates.New = func() any {
+		w, _ := flate.NewWriter(io.Discard, flate.BestSpeed) // valid level: no error
 		return w
 	}
+	h.buffers.New = func() any { return new(bytes.Buffer) }
 	return h
 }
 
@@ -83,32 +88,79 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", contentType)
 
-	var out io.Writer = w
+	var err error
 	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
 		w.Header().Set("Content-Encoding", "gzip")
 		w.Header().Add("Vary", "Accept-Encoding")
-		gz := h.gzips.Get().(*gzip.Writer)
-		gz.Reset(w)
-		defer func() {
-			if err := gz.Close(); err != nil {
-				h.log.Debug("finishing gzip stream failed", zap.Error(err))
-			}
-			h.gzips.Put(gz)
-		}()
-		out = gz
+		err = h.writeGzip(w, format, encFormat)
+	} else {
+		err = h.writePlain(w, format, encFormat)
 	}
-	if err := h.write(out, format, encFormat); err != nil {
+	if err != nil {
 		// The client went away or the connection broke; headers are out.
 		h.log.Debug("writing scrape failed", zap.Error(err))
 	}
 }
 
-func (h *Handler) write(w io.Writer, format exposition.Format, encFormat expfmt.Format) error {
+func (h *Handler) writePlain(w io.Writer, format exposition.Format, encFormat expfmt.Format) error {
 	for _, s := range h.sources {
 		if _, err := s.Snapshot().WriteTo(w, format); err != nil {
 			return err
 		}
 	}
+	return h.writeSelf(w, encFormat)
+}
+
+// gzipHeader is a gzip member header: deflate, no flags, no time, unknown OS.
+var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}
+
+// writeGzip writes one gzip member made of each snapshot's cached DEFLATE
+// segment (compressed once per snapshot, not per scrape), followed by the
+// exporter's own metrics compressed now, and a trailer whose CRC-32 is
+// combined from the parts' checksums.
+func (h *Handler) writeGzip(w io.Writer, format exposition.Format, encFormat expfmt.Format) error {
+	if _, err := w.Write(gzipHeader); err != nil {
+		return err
+	}
+	var crc uint32
+	var size int
+	for _, s := range h.sources {
+		seg := s.Snapshot().Deflated(format)
+		if _, err := w.Write(seg.Data); err != nil {
+			return err
+		}
+		crc = exposition.CRC32Combine(crc, seg.CRC, seg.Size)
+		size += seg.Size
+	}
+	tail := h.buffers.Get().(*bytes.Buffer)
+	defer func() {
+		tail.Reset()
+		h.buffers.Put(tail)
+	}()
+	if err := h.writeSelf(tail, encFormat); err != nil {
+		return err
+	}
+	fw := h.flates.Get().(*flate.Writer)
+	defer h.flates.Put(fw)
+	fw.Reset(w)
+	if _, err := fw.Write(tail.Bytes()); err != nil {
+		return err
+	}
+	if err := fw.Close(); err != nil { // final block
+		return err
+	}
+	crc = exposition.CRC32Combine(crc, crc32.ChecksumIEEE(tail.Bytes()), tail.Len())
+	size += tail.Len()
+	var trailer [8]byte
+	binary.LittleEndian.PutUint32(trailer[:4], crc)
+	binary.LittleEndian.PutUint32(trailer[4:], uint32(size)) // ISIZE is the size mod 2^32
+	_, err := w.Write(trailer[:])
+	return err
+}
+
+// writeSelf writes the exporter's own metrics and, for OpenMetrics, the
+// final "# EOF".
+func (h *Handler) writeSelf(w io.Writer, encFormat expfmt.Format) error {
 	enc := expfmt.NewEncoder(w, encFormat)
 	if h.cfg.Gatherer != nil {
 		mfs, err := h.cfg.Gatherer.Gather()

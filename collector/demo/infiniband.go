@@ -1,0 +1,164 @@
+package demo
+
+import (
+	_ "embed"
+	"fmt"
+	"math"
+	"time"
+)
+
+//go:embed infiniband.txtar
+var infinibandTree string
+
+const (
+	ibPort0   = "sys/devices/pci0000:00/0000:00:01.1/0000:08:00.0/infiniband/mlx5_0/ports/1"
+	rocePort1 = "sys/devices/pci0000:00/0000:00:01.1/0000:08:00.1/infiniband/mlx5_1/ports/1"
+	ipoibDev  = ibDev + "/net/ibp8s0f0"
+)
+
+var infinibandPart = part{
+	faults: map[string]string{
+		"ib_link_down":     "the InfiniBand port mlx5_0 loses its link: phys_state Polling for 30 s, then LinkErrorRecovery for 15 s, then LinkUp (INIT for 5 s until the subnet manager re-activates it); link_downed and link_error_recovery count it",
+		"ib_symbol_errors": "the InfiniBand port mlx5_0 sees a bad cable: symbol_error, port_rcv_errors and local_link_integrity_errors rise (and saturate at their 16- and 4-bit maxima)",
+		"rnr_retry":        "an application's receiver on mlx5_0 stops posting receive buffers: rnr_nak_retry_err climbs, QPs fail with IBV_WC_RNR_RETRY_EXC_ERR (req_rnr_retries_exceeded, req_cqe_error) and their remaining work requests are flushed (req_cqe_flush_error)",
+	},
+	update: (*Host).updateInfiniBand,
+	tree:   infinibandTree,
+}
+
+// ibRate is one counter file that grows at a steady rate from a base
+// value and, like the IBA PortCounters, saturates at max instead of
+// wrapping (max 0: 64-bit).
+type ibRate struct {
+	file string
+	base float64
+	rate float64 // per second
+	max  float64
+}
+
+func (r ibRate) at(t time.Duration) string {
+	v := r.base + r.rate*t.Seconds()
+	if r.max > 0 && v > r.max {
+		v = r.max
+	}
+	return fmt.Sprintf("%d", uint64(math.Floor(v)))
+}
+
+// ib_link_down phases, measured from the start of the fault.
+const (
+	ibPollingFor  = 30 * time.Second
+	ibRecoveryEnd = 45 * time.Second
+	ibInitEnd     = 50 * time.Second
+)
+
+func (h *Host) updateInfiniBand() error {
+	t := h.Elapsed() + 24*time.Hour
+
+	// Link state of the InfiniBand port.
+	state, phys := "4: ACTIVE", "5: LinkUp"
+	down := h.ActiveFor("ib_link_down")
+	if h.Active("ib_link_down") {
+		switch {
+		case down < ibPollingFor:
+			state, phys = "1: DOWN", "2: Polling"
+		case down < ibRecoveryEnd:
+			state, phys = "1: DOWN", "6: LinkErrorRecovery"
+		case down < ibInitEnd:
+			state = "2: INIT"
+		}
+	}
+	// Traffic stops while the port is not ACTIVE.
+	outage := min(down, ibInitEnd)
+	busy := t - outage
+	linkDowns, recoveries := 0.0, 0.0
+	if down > 0 {
+		linkDowns = 1
+	}
+	if down >= ibPollingFor {
+		recoveries = 1
+	}
+	carrier, oper, changes := "1", "up", 2
+	if state != "4: ACTIVE" {
+		carrier, oper = "0", "down"
+		changes++
+	} else if down > 0 {
+		changes += 2
+	}
+	for file, v := range map[string]string{
+		ibPort0 + "/state": state, ibPort0 + "/phys_state": phys,
+		ipoibDev + "/carrier": carrier, ipoibDev + "/operstate": oper,
+		ipoibDev + "/carrier_changes": fmt.Sprint(changes),
+	} {
+		if err := h.write(file, v); err != nil {
+			return err
+		}
+	}
+
+	symbol := h.ActiveFor("ib_symbol_errors")
+	rnr := h.ActiveFor("rnr_retry")
+	// NDR port of a GPU node: ~12 GB/s each way; the data counters count
+	// 4-byte words. 16- and 8-bit error counters saturate.
+	ib := []struct {
+		r ibRate
+		t time.Duration
+	}{
+		{ibRate{file: "counters/port_xmit_data", rate: 3.0e9}, busy},
+		{ibRate{file: "counters/port_rcv_data", rate: 2.8e9}, busy},
+		{ibRate{file: "counters/port_xmit_packets", rate: 2.9e6}, busy},
+		{ibRate{file: "counters/port_rcv_packets", rate: 2.7e6}, busy},
+		{ibRate{file: "counters/unicast_xmit_packets", rate: 2.9e6}, busy},
+		{ibRate{file: "counters/unicast_rcv_packets", rate: 2.7e6}, busy},
+		{ibRate{file: "counters/multicast_xmit_packets", rate: 2}, busy},
+		{ibRate{file: "counters/multicast_rcv_packets", rate: 3}, busy},
+		{ibRate{file: "counters/port_xmit_wait", base: 1e8, rate: 2e4, max: math.MaxUint32}, busy},
+		{ibRate{file: "counters/port_xmit_discards", base: 12, max: math.MaxUint16}, 0},
+		{ibRate{file: "counters/link_downed", base: 2 + linkDowns, max: math.MaxUint8}, 0},
+		{ibRate{file: "counters/link_error_recovery", base: recoveries, max: math.MaxUint8}, 0},
+		{ibRate{file: "counters/symbol_error", rate: 40, max: math.MaxUint16}, symbol},
+		{ibRate{file: "counters/port_rcv_errors", rate: 3, max: math.MaxUint16}, symbol},
+		{ibRate{file: "counters/local_link_integrity_errors", rate: 1.0 / 60, max: 15}, symbol},
+		{ibRate{file: "hw_counters/rx_write_requests", rate: 2e5}, busy},
+		{ibRate{file: "hw_counters/rx_read_requests", rate: 5e4}, busy},
+		{ibRate{file: "hw_counters/rx_atomic_requests", rate: 100}, busy},
+		{ibRate{file: "hw_counters/duplicate_request", rate: 0.01}, busy},
+		{ibRate{file: "hw_counters/out_of_sequence", rate: 0.02}, busy},
+		{ibRate{file: "hw_counters/packet_seq_err", rate: 0.01}, busy},
+		{ibRate{file: "hw_counters/local_ack_timeout_err", rate: 0.005}, busy},
+		{ibRate{file: "hw_counters/rnr_nak_retry_err", base: 3, rate: 250}, rnr},
+		{ibRate{file: "hw_counters/req_rnr_retries_exceeded", rate: 0.5}, rnr},
+		{ibRate{file: "hw_counters/req_cqe_error", base: 5, rate: 0.5}, rnr},
+		{ibRate{file: "hw_counters/req_cqe_flush_error", rate: 20}, rnr},
+	}
+	for _, c := range ib {
+		if err := h.write(ibPort0+"/"+c.r.file, c.r.at(c.t)); err != nil {
+			return err
+		}
+	}
+
+	// RoCE side: 400G Ethernet storage traffic with DCQCN congestion
+	// control at work.
+	roce := []ibRate{
+		{file: "counters/port_xmit_data", rate: 4.0e9},
+		{file: "counters/port_rcv_data", rate: 4.75e9},
+		{file: "counters/port_xmit_packets", rate: 1.9e6},
+		{file: "counters/port_rcv_packets", rate: 2.1e6},
+		{file: "counters/unicast_xmit_packets", rate: 1.9e6},
+		{file: "counters/unicast_rcv_packets", rate: 2.1e6},
+		{file: "hw_counters/rx_write_requests", rate: 8e4},
+		{file: "hw_counters/rx_read_requests", rate: 2e4},
+		{file: "hw_counters/np_cnp_sent", rate: 30},
+		{file: "hw_counters/np_ecn_marked_roce_packets", rate: 35},
+		{file: "hw_counters/rp_cnp_handled", base: 43304, rate: 28},
+		{file: "hw_counters/out_of_sequence", rate: 0.5},
+		{file: "hw_counters/out_of_buffer", base: 4, rate: 0.01},
+		{file: "hw_counters/roce_adp_retrans", rate: 0.05},
+		{file: "hw_counters/roce_adp_retrans_to", rate: 0.01},
+		{file: "hw_counters/roce_slow_restart", rate: 0.002},
+	}
+	for _, r := range roce {
+		if err := h.write(rocePort1+"/"+r.file, r.at(t)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

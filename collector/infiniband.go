@@ -1,0 +1,512 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"go.uber.org/zap"
+
+	"github.com/nic-exporter/nic_exporter/collector/exposition"
+)
+
+// InfiniBandConfig configures the infiniband collector.
+type InfiniBandConfig struct {
+	// SysfsPath is the sysfs mount point, normally /sys.
+	SysfsPath string
+	// Filter selects RDMA devices (mlx5_0, rxe0, ...) by name; it is
+	// applied before any file of a device is opened.
+	Filter DeviceFilter
+	// FS, when set, replaces the file system rooted at SysfsPath; paths are
+	// relative to the sysfs root ("class/infiniband/mlx5_0/fw_ver"). Tests
+	// use it to count opens and to inject read errors. SysfsPath still
+	// names files in error messages.
+	FS fs.FS
+}
+
+// InfiniBand exports RDMA devices from /sys/class/infiniband: device
+// identity, port state, physical state, rate, link layer, LIDs, the
+// network interfaces the ports back, the IBA port counters and the
+// drivers' hw_counters.
+//
+// It reads sysfs directly rather than through procfs' InfiniBandClass:
+// that reads every file of every device before a filter could apply (on
+// ConnectX-7 restricted PFs each counter read is a firmware command that
+// fails and floods the kernel log), fails the whole class when one file of
+// one device fails, and cannot remember files that answer EINVAL or
+// "N/A (no PMA)", so they would be read again on every poll.
+type InfiniBand struct {
+	cfg         InfiniBandConfig
+	fsys        fs.FS
+	log         *zap.Logger
+	unsupported *unsupportedSet
+}
+
+// NewInfiniBand returns an infiniband collector.
+func NewInfiniBand(cfg InfiniBandConfig, log *zap.Logger) *InfiniBand {
+	fsys := cfg.FS
+	if fsys == nil {
+		fsys = os.DirFS(cfg.SysfsPath)
+	}
+	return &InfiniBand{cfg: cfg, fsys: fsys, log: log, unsupported: newUnsupportedSet()}
+}
+
+// Name implements Collector.
+func (*InfiniBand) Name() string { return "infiniband" }
+
+const ibClassDir = "class/infiniband"
+
+// ibDevice is what one poll read of one RDMA device.
+type ibDevice struct {
+	name       string
+	hcaType    string
+	boardID    string
+	fwVer      string
+	nodeGUID   string
+	pciAddress string
+	ports      []*ibPort
+	// hw holds device-level hw_counters (mlx5 in switchdev mode).
+	hw []ibValue
+}
+
+// ibPort is what one poll read of one port.
+type ibPort struct {
+	num       string
+	state     optional
+	physState optional
+	rate      optional
+	linkLayer string
+	lid       optional
+	smLID     optional
+	netdevs   []string
+	counters  []ibValue
+	hw        []ibValue
+}
+
+// ibValue is one counter value with its metric.
+type ibValue struct {
+	counter ibCounter
+	v       float64
+}
+
+// Update implements Collector.
+func (c *InfiniBand) Update(ctx context.Context, p *Poll) error {
+	entries, err := fs.ReadDir(c.fsys, ibClassDir)
+	if err != nil {
+		if isNotExist(err) {
+			return fmt.Errorf("%s: %w", c.abs(ibClassDir), ErrNoSource)
+		}
+		return fmt.Errorf("listing RDMA devices: %w", err)
+	}
+	// The filter decides on the names alone: nothing below an excluded
+	// device is opened, listed or stat'ed.
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if c.cfg.Filter.Match(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	seen := make(map[string]bool, len(names))
+	devices := 0
+	buf := make([]byte, 4096)
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		dev, identity, err := c.readDevice(name, p, buf)
+		if errors.Is(err, errVanished) {
+			c.log.Debug("RDMA device vanished during the poll", zap.String("device", name))
+			continue
+		}
+		if err != nil {
+			p.SourceError(c.abs(path.Join(ibClassDir, name)), err)
+			continue
+		}
+		seen[identity] = true
+		devices++
+		emitIBDevice(p.Builder, dev)
+	}
+	c.unsupported.retain(seen)
+	p.SetDevices(devices)
+	return nil
+}
+
+// abs returns the host path of a path relative to the sysfs root, for
+// error messages and log keys.
+func (c *InfiniBand) abs(rel string) string {
+	return filepath.Join(c.cfg.SysfsPath, filepath.FromSlash(rel))
+}
+
+// ibReader reads the files of one device during one poll. Expected
+// absences are silent; unsupported files are reported once and remembered;
+// a file that is gone because its device or port is gone sets vanished.
+type ibReader struct {
+	c        *InfiniBand
+	p        *Poll
+	identity string
+	devDir   string
+	buf      []byte // one page, reused for every read of the poll
+}
+
+// read returns a file's content without surrounding white space. ok is
+// false when the file is absent, remembered as unsupported, or failed (in
+// which case the failure was reported, or the port or device vanished).
+func (r *ibReader) read(rel string, optionalFile, remember bool) (string, bool, error) {
+	if remember && r.c.unsupported.has(r.identity, rel) {
+		return "", false, nil
+	}
+	full := path.Join(r.devDir, rel)
+	s, err := readFSAttr(r.c.fsys, full, r.buf)
+	if err == nil {
+		return s, true, nil
+	}
+	if isNotExist(err) {
+		if r.gone(path.Dir(rel)) {
+			return "", false, errVanished
+		}
+		if optionalFile {
+			return "", false, nil
+		}
+	} else if remember && isUnsupported(err) {
+		r.c.unsupported.add(r.identity, rel)
+	}
+	r.p.SourceError(r.c.abs(full), err)
+	return "", false, nil
+}
+
+// gone reports whether the device, or the directory rel below it, no
+// longer exists.
+func (r *ibReader) gone(rel string) bool {
+	for dir := rel; ; dir = path.Dir(dir) {
+		if _, err := fs.Stat(r.c.fsys, path.Join(r.devDir, dir)); isNotExist(err) {
+			return true
+		}
+		if dir == "." || dir == "/" {
+			return false
+		}
+	}
+}
+
+// counter reads a counters/ or hw_counters/ file. EINVAL, EOPNOTSUPP and
+// "N/A (no PMA)" drop the series and are remembered, so the file is not
+// read again while the device exists.
+func (r *ibReader) counter(rel string) (uint64, bool, error) {
+	s, ok, err := r.read(rel, true, true)
+	if !ok || err != nil {
+		return 0, false, err
+	}
+	v, perr := parseIBCounter(s)
+	if perr != nil {
+		if isUnsupported(perr) {
+			r.c.unsupported.add(r.identity, rel)
+		}
+		r.p.SourceError(r.c.abs(path.Join(r.devDir, rel)), perr)
+		return 0, false, nil
+	}
+	return v, true, nil
+}
+
+func (c *InfiniBand) readDevice(name string, p *Poll, buf []byte) (*ibDevice, string, error) {
+	devDir := path.Join(ibClassDir, name)
+	dev := &ibDevice{name: name}
+	r := &ibReader{c: c, p: p, devDir: devDir, identity: name, buf: buf}
+	// node_guid identifies the device across re-creation under the same
+	// name, so remembered unsupported files are forgotten with it.
+	guid, err := readFSAttr(c.fsys, path.Join(devDir, "node_guid"), buf)
+	switch {
+	case err == nil:
+		dev.nodeGUID = guid
+		r.identity = name + "#" + guid
+	case isNotExist(err):
+		if r.gone(".") {
+			return nil, "", errVanished
+		}
+	default:
+		p.SourceError(c.abs(path.Join(devDir, "node_guid")), err)
+	}
+	var verr error
+	str := func(rel string) string {
+		s, _, err := r.read(rel, true, true)
+		if err != nil {
+			verr = err
+		}
+		return s
+	}
+	dev.fwVer = str("fw_ver")
+	dev.boardID = str("board_id")
+	dev.hcaType = str("hca_type")
+	if verr != nil {
+		return nil, "", verr
+	}
+	if target, err := fs.ReadLink(c.fsys, path.Join(devDir, "device")); err == nil {
+		dev.pciAddress = path.Base(filepath.ToSlash(target))
+	}
+
+	ports, err := fs.ReadDir(c.fsys, path.Join(devDir, "ports"))
+	if err != nil {
+		if isNotExist(err) && r.gone(".") {
+			return nil, "", errVanished
+		}
+		return nil, "", fmt.Errorf("listing the ports of %s: %w", name, err)
+	}
+	for _, e := range ports {
+		if _, err := strconv.ParseUint(e.Name(), 10, 8); err != nil {
+			continue
+		}
+		port, err := c.readPort(r, e.Name(), len(ports))
+		if errors.Is(err, errVanished) {
+			if r.gone(".") {
+				return nil, "", errVanished
+			}
+			c.log.Debug("RDMA port vanished during the poll", zap.String("device", name), zap.String("port", e.Name()))
+			continue
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		dev.ports = append(dev.ports, port)
+	}
+	sort.Slice(dev.ports, func(i, j int) bool {
+		a, _ := strconv.Atoi(dev.ports[i].num)
+		b, _ := strconv.Atoi(dev.ports[j].num)
+		return a < b
+	})
+	if dev.hw, err = r.hwCounters("hw_counters"); err != nil {
+		return nil, "", err
+	}
+	return dev, r.identity, nil
+}
+
+func (c *InfiniBand) readPort(r *ibReader, num string, nports int) (*ibPort, error) {
+	dir := path.Join("ports", num)
+	pt := &ibPort{num: num}
+	var verr error
+	str := func(rel string, optionalFile bool) (string, bool) {
+		s, ok, err := r.read(path.Join(dir, rel), optionalFile, false)
+		if err != nil {
+			verr = err
+		}
+		return s, ok
+	}
+	state := func(rel string) optional {
+		s, ok := str(rel, false)
+		if !ok {
+			return optional{}
+		}
+		v, _, err := parseIBState(s)
+		if err != nil {
+			r.p.SourceError(c.abs(path.Join(r.devDir, dir, rel)), err)
+			return optional{}
+		}
+		return optional{v: float64(v), ok: true}
+	}
+	pt.state = state("state")
+	pt.physState = state("phys_state")
+	pt.linkLayer, _ = str("link_layer", true)
+	// The rate answers EINVAL while the port has no valid active speed,
+	// which is a link state, not an error.
+	if s, err := readFSAttr(c.fsys, path.Join(r.devDir, dir, "rate"), r.buf); err == nil {
+		if v, err := parseIBRate(s); err == nil {
+			pt.rate = optional{v: v, ok: true}
+		} else {
+			r.p.SourceError(c.abs(path.Join(r.devDir, dir, "rate")), err)
+		}
+	} else if isNotExist(err) && r.gone(dir) {
+		return nil, errVanished
+	} else if !isNotExist(err) && !errors.Is(err, syscall.EINVAL) {
+		r.p.SourceError(c.abs(path.Join(r.devDir, dir, "rate")), err)
+	}
+	if pt.linkLayer == "InfiniBand" {
+		lid := func(rel string) optional {
+			s, ok := str(rel, true)
+			if !ok {
+				return optional{}
+			}
+			v, err := parseIBLID(s)
+			if err != nil {
+				r.p.SourceError(c.abs(path.Join(r.devDir, dir, rel)), err)
+				return optional{}
+			}
+			return optional{v: float64(v), ok: true}
+		}
+		pt.lid = lid("lid")
+		pt.smLID = lid("sm_lid")
+	}
+	if verr != nil {
+		return nil, verr
+	}
+
+	var err error
+	if pt.counters, err = r.portCounters(path.Join(dir, "counters")); err != nil {
+		return nil, err
+	}
+	if pt.hw, err = r.hwCounters(path.Join(dir, "hw_counters")); err != nil {
+		return nil, err
+	}
+	if pt.netdevs, err = r.netdevs(pt, nports); err != nil {
+		return nil, err
+	}
+	return pt, nil
+}
+
+// portCounters reads the known files of a port's counters/ directory.
+func (r *ibReader) portCounters(dir string) ([]ibValue, error) {
+	present, err := r.list(dir)
+	if err != nil || present == nil {
+		return nil, err
+	}
+	var out []ibValue
+	for _, ctr := range ibPortCounters {
+		if !present[ctr.file] {
+			continue
+		}
+		v, ok, err := r.counter(path.Join(dir, ctr.file))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, ibValue{counter: ctr, v: float64(v) * ctr.scale})
+		}
+	}
+	return out, nil
+}
+
+// hwCounters reads the known files of a hw_counters/ directory, in name
+// order.
+func (r *ibReader) hwCounters(dir string) ([]ibValue, error) {
+	present, err := r.list(dir)
+	if err != nil || present == nil {
+		return nil, err
+	}
+	files := make([]string, 0, len(present))
+	for f := range present {
+		if ibHWCounters[f] != nil {
+			files = append(files, f)
+		}
+	}
+	sort.Strings(files)
+	var out []ibValue
+	for _, f := range files {
+		v, ok, err := r.counter(path.Join(dir, f))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, ibValue{counter: ibCounter{file: f, scale: 1, desc: ibHWCounters[f]}, v: float64(v)})
+		}
+	}
+	return out, nil
+}
+
+// list returns the names in a directory below the device, or nil when it
+// does not exist (devices without a PMA have no counters/; rxe has none).
+func (r *ibReader) list(dir string) (map[string]bool, error) {
+	entries, err := fs.ReadDir(r.c.fsys, path.Join(r.devDir, dir))
+	if err != nil {
+		if isNotExist(err) {
+			if r.gone(path.Dir(dir)) {
+				return nil, errVanished
+			}
+			return nil, nil
+		}
+		r.p.SourceError(r.c.abs(path.Join(r.devDir, dir)), err)
+		return nil, nil
+	}
+	out := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		out[e.Name()] = true
+	}
+	return out, nil
+}
+
+// netdevs finds the network interfaces a port backs. A RoCE port names its
+// interface in gid_attrs/ndevs/0, the attribute of its default GID (rxe
+// has nothing else). Otherwise, as for IPoIB on mlx5, the interfaces are
+// those of the device's PCI function, device/net/*; on a device with
+// several ports, an interface belongs to port dev_port+1.
+func (r *ibReader) netdevs(pt *ibPort, nports int) ([]string, error) {
+	if pt.linkLayer == "Ethernet" {
+		// EINVAL here means the GID entry has no interface right now; it
+		// is neither remembered nor reported.
+		s, err := readFSAttr(r.c.fsys, path.Join(r.devDir, "ports", pt.num, "gid_attrs", "ndevs", "0"), r.buf)
+		if err == nil && s != "" {
+			return []string{s}, nil
+		}
+	}
+	entries, err := fs.ReadDir(r.c.fsys, path.Join(r.devDir, "device", "net"))
+	if err != nil {
+		if !isNotExist(err) {
+			r.p.SourceError(r.c.abs(path.Join(r.devDir, "device", "net")), err)
+		}
+		return nil, nil
+	}
+	var out []string
+	for _, e := range entries {
+		if nports > 1 {
+			s, err := readFSAttr(r.c.fsys, path.Join(r.devDir, "device", "net", e.Name(), "dev_port"), r.buf)
+			if err != nil {
+				continue
+			}
+			dp, err := strconv.ParseUint(s, 0, 8)
+			if err != nil || strconv.FormatUint(dp+1, 10) != pt.num {
+				continue
+			}
+		}
+		out = append(out, e.Name())
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// readFSAttr reads a small sysfs attribute from fsys into buf and returns
+// it without surrounding white space. sysfs attributes are at most one
+// page; buf should be that large.
+func readFSAttr(fsys fs.FS, name string, buf []byte) (string, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("reading %s: %w", name, err)
+	}
+	return strings.TrimSpace(string(buf[:n])), nil
+}
+
+// emitIBDevice adds the series of one device.
+func emitIBDevice(b *exposition.Builder, d *ibDevice) {
+	b.Add(ibInfo, 1, d.name, d.hcaType, d.boardID, d.fwVer, d.nodeGUID, d.pciAddress)
+	for _, pt := range d.ports {
+		addOpt(b, ibPortState, pt.state, d.name, pt.num)
+		addOpt(b, ibPortPhysState, pt.physState, d.name, pt.num)
+		addOpt(b, ibPortRate, pt.rate, d.name, pt.num)
+		if pt.linkLayer != "" {
+			b.Add(ibPortInfo, 1, d.name, pt.num, pt.linkLayer)
+		}
+		for _, n := range pt.netdevs {
+			b.Add(ibPortNetdev, 1, d.name, pt.num, n)
+		}
+		addOpt(b, ibPortLID, pt.lid, d.name, pt.num)
+		addOpt(b, ibPortSMLID, pt.smLID, d.name, pt.num)
+		for _, v := range pt.counters {
+			b.Add(v.counter.desc, v.v, d.name, pt.num)
+		}
+		for _, v := range pt.hw {
+			b.Add(v.counter.desc, v.v, d.name, pt.num)
+		}
+	}
+	for _, v := range d.hw {
+		b.Add(v.counter.desc, v.v, d.name, "0")
+	}
+}
