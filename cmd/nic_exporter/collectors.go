@@ -87,5 +87,59 @@ func collectorSpecs() []collectorSpec {
 				}
 			},
 		},
+		{
+			name: "vma",
+			help: "per-process NVIDIA VMA (libvma) statistics from vmastat.<pid> files; device filters match the process name (comm).",
+			// libvma copies counters into the file for about 10 s after a
+			// reader's handshake, so polls must come more often than that.
+			defaultInterval: "5s",
+			defaultTimeout:  "4s",
+			extraFlags: func(app *kingpin.Application, _ *collectorFlags) func(sources, collector.DeviceFilter, *zap.Logger) (collector.Collector, error) {
+				var dirs []string
+				perSocket := false
+				app.Flag("collector.vma.stats-dir", "Directory holding libvma's vmastat.<pid> files (VMA_STATS_SHMEM_DIR); repeat for several.").Default("/tmp").StringsVar(&dirs)
+				app.Flag("collector.vma.per-socket", "Also export per-socket VMA series (labels fd, protocol, local, remote); sockets churn, so this is off by default.").BoolVar(&perSocket)
+				return func(env sources, f collector.DeviceFilter, log *zap.Logger) (collector.Collector, error) {
+					cfg := collector.VMAConfig{Dirs: dirs, ProcPath: env.procfs, PerSocket: perSocket, Filter: f}
+					if env.demo != nil {
+						cfg.Dirs = []string{env.demo.VMADir()}
+						cfg.Liveness = env.demo.VMALiveness()
+					}
+					return collector.NewVMA(cfg, log), nil
+				}
+			},
+		},
+		{
+			name:            "ethtool",
+			help:            "driver information, link settings and driver statistics (ethtool -i, ethtool, ethtool -S) with queue, priority and lane numbers as labels.",
+			defaultInterval: "5s",
+			defaultTimeout:  "4s",
+			extraFlags: func(app *kingpin.Application, _ *collectorFlags) func(sources, collector.DeviceFilter, *zap.Logger) (collector.Collector, error) {
+				var include, exclude, perQueue, netns string
+				app.Flag("collector.ethtool.stat-include", "Regular expression (anchored) of the driver statistic names, as ethtool -S prints them, the ethtool collector exports; empty means all.").StringVar(&include)
+				app.Flag("collector.ethtool.stat-exclude", "Regular expression (anchored) of the driver statistic names the ethtool collector never exports.").StringVar(&exclude)
+				app.Flag("collector.ethtool.per-queue", "What the ethtool collector does with per-queue statistics: keep (a series per queue, label queue), sum (one series per interface, monotonic when queues go away) or drop.").Default("keep").EnumVar(&perQueue, "keep", "sum", "drop")
+				app.Flag("collector.ethtool.netns", "Network namespace file (e.g. /run/netns/NAME or /proc/PID/ns/net) whose interfaces the ethtool collector reads; empty means the exporter's own.").StringVar(&netns)
+				return func(env sources, f collector.DeviceFilter, log *zap.Logger) (collector.Collector, error) {
+					mode, err := collector.ParseQueueMode(perQueue)
+					if err != nil {
+						return nil, err
+					}
+					var src collector.EthtoolSource
+					if env.demo != nil {
+						src = env.demo.EthtoolSource()
+					} else {
+						s, err := collector.NewEthtoolIoctl(netns)
+						if err != nil {
+							return nil, err
+						}
+						src = s
+					}
+					return collector.NewEthtool(collector.EthtoolConfig{
+						Source: src, Filter: f, StatInclude: include, StatExclude: exclude, QueueMode: mode,
+					}, log)
+				}
+			},
+		},
 	}
 }

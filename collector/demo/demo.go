@@ -56,7 +56,7 @@ type part struct {
 
 // parts lists the parts of the reference host.
 func parts() []part {
-	return []part{netdevPart, infinibandPart}
+	return []part{netdevPart, infinibandPart, vmaPart, ethtoolPart}
 }
 
 // faultHelp returns every known fault with what it does.
@@ -121,6 +121,7 @@ type Host struct {
 	scratch string
 	start   time.Time
 	now     func() time.Time
+	ethtool *demoEthtool // the ethtool part's fake source, made by its first update
 }
 
 // New extracts the reference host into a new temporary directory.

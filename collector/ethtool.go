@@ -1,0 +1,523 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+
+	"go.uber.org/zap"
+
+	"github.com/nic-exporter/nic_exporter/collector/exposition"
+)
+
+// QueueMode says what the ethtool collector does with per-queue
+// statistics.
+type QueueMode string
+
+const (
+	// QueueKeep exports one series per queue, with a queue label.
+	QueueKeep QueueMode = "keep"
+	// QueueSum exports one series per interface, the sum over its queues.
+	// The sum never goes backwards when queues go away.
+	QueueSum QueueMode = "sum"
+	// QueueDrop exports no per-queue statistics.
+	QueueDrop QueueMode = "drop"
+)
+
+// ParseQueueMode checks a --collector.ethtool.per-queue value.
+func ParseQueueMode(s string) (QueueMode, error) {
+	switch m := QueueMode(s); m {
+	case QueueKeep, QueueSum, QueueDrop:
+		return m, nil
+	}
+	return "", fmt.Errorf("invalid per-queue mode %q: want keep, sum or drop", s)
+}
+
+// EthtoolConfig configures the ethtool collector.
+type EthtoolConfig struct {
+	// Source is where the collector reads; NewEthtoolIoctl in production.
+	Source EthtoolSource
+	// Filter selects interfaces by name; it is applied before any ioctl
+	// on an interface.
+	Filter DeviceFilter
+	// StatInclude and StatExclude select statistics by the driver's name
+	// (as ethtool -S prints it), anchored; empty include means all,
+	// empty exclude none.
+	StatInclude, StatExclude string
+	// QueueMode says what happens to per-queue statistics.
+	QueueMode QueueMode
+}
+
+// maxEthtoolFamilies bounds the number of distinct metric families the
+// collector creates from driver statistic names, so a driver with
+// pathological names cannot grow memory without bound.
+const maxEthtoolFamilies = 20000
+
+// Ethtool exports driver information, link settings and the driver
+// statistics of `ethtool -S` with metric names the exporter fixes: queue,
+// priority and lane numbers become labels, counters are typed counters.
+type Ethtool struct {
+	cfg         EthtoolConfig
+	log         *zap.Logger
+	include     *regexp.Regexp
+	exclude     *regexp.Regexp
+	descs       map[string]*exposition.Desc // by OpenMetrics family name
+	ifaces      map[string]*ethIface
+	unsupported *unsupportedSet
+}
+
+// NewEthtool returns an ethtool collector. It fails on a bad statistic
+// regular expression or queue mode.
+func NewEthtool(cfg EthtoolConfig, log *zap.Logger) (*Ethtool, error) {
+	if cfg.Source == nil {
+		return nil, errors.New("ethtool collector: no source")
+	}
+	if cfg.QueueMode == "" {
+		cfg.QueueMode = QueueKeep
+	}
+	if _, err := ParseQueueMode(string(cfg.QueueMode)); err != nil {
+		return nil, err
+	}
+	e := &Ethtool{
+		cfg:         cfg,
+		log:         log,
+		descs:       make(map[string]*exposition.Desc),
+		ifaces:      make(map[string]*ethIface),
+		unsupported: newUnsupportedSet(),
+	}
+	var err error
+	if cfg.StatInclude != "" {
+		if e.include, err = regexp.Compile("^(?:" + cfg.StatInclude + ")$"); err != nil {
+			return nil, fmt.Errorf("invalid --collector.ethtool.stat-include regular expression %q: %w", cfg.StatInclude, err)
+		}
+	}
+	if cfg.StatExclude != "" {
+		if e.exclude, err = regexp.Compile("^(?:" + cfg.StatExclude + ")$"); err != nil {
+			return nil, fmt.Errorf("invalid --collector.ethtool.stat-exclude regular expression %q: %w", cfg.StatExclude, err)
+		}
+	}
+	for _, d := range ethtoolFixed {
+		e.descs[d.Name()] = d
+	}
+	return e, nil
+}
+
+// Name implements Collector.
+func (*Ethtool) Name() string { return "ethtool" }
+
+var (
+	ethtoolInfo = exposition.MustNewDesc("nic_ethtool_info",
+		"Driver information from ethtool -i, value 1.",
+		exposition.Gauge, "device", "driver", "driver_version", "firmware_version", "bus_info")
+	ethtoolSpeed = exposition.MustNewDesc("nic_ethtool_link_speed_bytes_per_second",
+		"Link speed from the driver's link settings (ethtool). Absent when unknown, for example while the link is down.",
+		exposition.Gauge, "device")
+	ethtoolDuplex = exposition.MustNewDesc("nic_ethtool_link_full_duplex",
+		"1 if the link is full duplex, 0 if half duplex. Absent when unknown.",
+		exposition.Gauge, "device")
+	ethtoolAutoneg = exposition.MustNewDesc("nic_ethtool_link_autoneg",
+		"1 if link autonegotiation is on, else 0.",
+		exposition.Gauge, "device")
+	ethtoolDetected = exposition.MustNewDesc("nic_ethtool_link_detected",
+		"1 if the driver detects a link (ethtool \"Link detected\"), else 0.",
+		exposition.Gauge, "device")
+	ethtoolStatCount = exposition.MustNewDesc("nic_ethtool_stats",
+		"Statistics in the driver's ethtool -S table for the interface.",
+		exposition.Gauge, "device")
+	ethtoolSkipped = exposition.MustNewDesc("nic_ethtool_stats_skipped",
+		"Statistics of the interface's current table that are not exported: invalid_name (nothing left after sanitizing), duplicate (another statistic of the interface maps to the same series), name_conflict (the name is taken by a family with other labels or type), family_limit (too many distinct names).",
+		exposition.Gauge, "device", "reason")
+
+	ethtoolFixed = []*exposition.Desc{ethtoolInfo, ethtoolSpeed, ethtoolDuplex, ethtoolAutoneg, ethtoolDetected, ethtoolStatCount, ethtoolSkipped}
+)
+
+var skipReasons = []string{"invalid_name", "duplicate", "name_conflict", "family_limit"}
+
+// ethIface is what the collector remembers of one interface between
+// polls: its statistic table, the plan that maps it to series, and the
+// state of the monotonic per-queue sums.
+type ethIface struct {
+	name  string
+	index int
+	names []string // nil until fetched
+	plan  *ethPlan
+	vals  []uint64
+	sums  map[string]*sumGroup // QueueSum: by family name
+}
+
+// ethPlan maps a statistic table to series.
+type ethPlan struct {
+	series  []ethSeries
+	groups  []*sumGroup
+	skipped [4]int // by skipReasons
+}
+
+// ethSeries is one exported statistic.
+type ethSeries struct {
+	idx    int
+	desc   *exposition.Desc
+	labels []string
+}
+
+// sumGroup is one summed per-queue family of an interface. last holds the
+// value each member queue had at the previous poll. ghosts holds the last
+// value of queues that went away (channels reduced): they stay in the sum,
+// and if the queue comes back with a counter at least as large (mlx5 keeps
+// the statistics of closed channels) it simply continues. retired holds
+// what queues that restarted from zero had counted. So the sum never goes
+// backwards because of the exporter, and never counts a queue twice.
+type sumGroup struct {
+	desc    *exposition.Desc
+	device  string
+	idx     []int    // statistic indexes of the member queues
+	queues  []string // their queue numbers
+	last    []uint64
+	primed  []bool
+	ghosts  map[string]uint64
+	ghostly uint64 // sum of ghosts
+	retired uint64
+}
+
+// Update implements Collector.
+func (e *Ethtool) Update(ctx context.Context, p *Poll) error {
+	list, err := e.cfg.Source.Interfaces()
+	if err != nil {
+		return fmt.Errorf("listing network interfaces: %w", err)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	seen := make(map[string]bool, len(list))
+	identities := make(map[string]bool, len(list))
+	devices := 0
+	for _, ifc := range list {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !e.cfg.Filter.Match(ifc.Name) {
+			continue
+		}
+		st := e.ifaces[ifc.Name]
+		if st == nil || st.index != ifc.Index {
+			// New, or re-created under the same name: start over.
+			st = &ethIface{name: ifc.Name, index: ifc.Index}
+			e.ifaces[ifc.Name] = st
+		}
+		seen[ifc.Name] = true
+		identity := fmt.Sprintf("%s#%d", ifc.Name, ifc.Index)
+		identities[identity] = true
+		found, err := e.pollIface(st, identity, p)
+		switch {
+		case isNotExist(err):
+			e.log.Debug("interface vanished during the poll", zap.String("device", ifc.Name), zap.Error(err))
+			delete(e.ifaces, ifc.Name)
+			delete(seen, ifc.Name)
+		case err != nil:
+			p.SourceError("ethtool "+ifc.Name, err)
+		}
+		if found {
+			devices++
+		}
+	}
+	for name := range e.ifaces {
+		if !seen[name] {
+			delete(e.ifaces, name)
+		}
+	}
+	e.unsupported.retain(identities)
+	p.SetDevices(devices)
+	return nil
+}
+
+func isNotSupported(err error) bool {
+	return errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOTSUP)
+}
+
+// pollIface reads and emits one interface. found says whether the
+// interface has ethtool driver information at all. An error that
+// isNotExist recognises means the interface went away: nothing of it was
+// emitted.
+func (e *Ethtool) pollIface(st *ethIface, identity string, p *Poll) (found bool, err error) {
+	if e.unsupported.has(identity, "drvinfo") {
+		return false, nil
+	}
+	info, err := e.cfg.Source.DriverInfo(st.name)
+	if err != nil {
+		if isNotSupported(err) {
+			// The loopback device and a few virtual ones have no ethtool
+			// driver information: nothing to collect, not an error.
+			e.unsupported.add(identity, "drvinfo")
+			return false, nil
+		}
+		return false, fmt.Errorf("driver information: %w", err)
+	}
+	var link EthtoolLink
+	var linkErr error
+	if !e.unsupported.has(identity, "link") {
+		link, linkErr = e.cfg.Source.Link(st.name)
+		switch {
+		case isNotExist(linkErr):
+			return false, linkErr
+		case isNotSupported(linkErr):
+			e.unsupported.add(identity, "link")
+			linkErr = nil
+		}
+	}
+	statsOK, statsErr := e.readStats(st, info.NStats)
+	if isNotExist(statsErr) {
+		return false, statsErr
+	}
+
+	// Everything is read: emit.
+	b := p.Builder
+	b.Add(ethtoolInfo, 1, st.name, info.Driver, info.Version, info.FirmwareVersion, info.BusInfo)
+	if linkErr != nil {
+		p.SourceError("ethtool "+st.name+" link", fmt.Errorf("link settings: %w", linkErr))
+	}
+	if link.HasSettings {
+		if link.SpeedMbps != 0 && link.SpeedMbps != ^uint32(0) {
+			b.Add(ethtoolSpeed, float64(link.SpeedMbps)*1e6/8, st.name)
+		}
+		switch link.Duplex {
+		case 0, 1:
+			b.Add(ethtoolDuplex, float64(link.Duplex), st.name)
+		}
+		b.Add(ethtoolAutoneg, boolFloat(link.Autoneg == 1), st.name)
+	}
+	if link.HasDetected {
+		b.Add(ethtoolDetected, boolFloat(link.Detected), st.name)
+	}
+	b.Add(ethtoolStatCount, float64(info.NStats), st.name)
+	if statsErr != nil {
+		p.SourceError("ethtool "+st.name+" statistics", fmt.Errorf("statistics: %w", statsErr))
+	}
+	if statsOK {
+		e.emitStats(b, st)
+	}
+	return true, nil
+}
+
+// readStats brings st's statistic table up to date and reads the values
+// with one ETHTOOL_GSTATS. The table is fetched again only when the
+// number of statistics changed (or the interface was re-created, which
+// gives a fresh st). ok is false when there is nothing to emit.
+func (e *Ethtool) readStats(st *ethIface, n int) (ok bool, err error) {
+	if n <= 0 {
+		st.names, st.plan, st.vals = nil, nil, nil
+		return false, nil
+	}
+	for attempt := 0; attempt < 2; attempt++ {
+		if len(st.names) != n || st.plan == nil {
+			names, err := e.cfg.Source.StatNames(st.name, n)
+			if errors.Is(err, ErrStatCountChanged) && attempt == 0 {
+				info, ierr := e.cfg.Source.DriverInfo(st.name)
+				if ierr != nil {
+					return false, ierr
+				}
+				n = info.NStats
+				continue
+			}
+			if err != nil {
+				return false, fmt.Errorf("statistic names: %w", err)
+			}
+			if len(names) != n {
+				return false, fmt.Errorf("statistic names: got %d, want %d", len(names), n)
+			}
+			e.replan(st, names)
+		}
+		err := e.cfg.Source.Stats(st.name, st.vals)
+		if errors.Is(err, ErrStatCountChanged) && attempt == 0 {
+			info, ierr := e.cfg.Source.DriverInfo(st.name)
+			if ierr != nil {
+				return false, ierr
+			}
+			n = info.NStats
+			st.names = nil
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	e.log.Debug("statistic table kept changing during the poll; statistics skipped", zap.String("device", st.name))
+	return false, nil
+}
+
+// replan builds the plan for a new statistic table and carries the
+// per-queue sums over from the old one.
+func (e *Ethtool) replan(st *ethIface, names []string) {
+	st.names = names
+	st.vals = make([]uint64, len(names))
+	plan := &ethPlan{}
+	used := make(map[string]bool, len(names))
+	groups := make(map[*exposition.Desc]*sumGroup)
+	summed := e.cfg.QueueMode == QueueSum
+	for i, raw := range names {
+		if e.include != nil && !e.include.MatchString(raw) {
+			continue
+		}
+		if e.exclude != nil && e.exclude.MatchString(raw) {
+			continue
+		}
+		n, ok := parseStatName(raw)
+		if !ok {
+			plan.skipped[0]++
+			continue
+		}
+		if n.kind == statQueue && e.cfg.QueueMode == QueueDrop {
+			continue
+		}
+		labels := []string{"device"}
+		values := []string{st.name}
+		if n.kind != statDevice && !(n.kind == statQueue && summed) {
+			labels = append(labels, n.kind.label())
+			values = append(values, n.index)
+		}
+		name := "nic_ethtool_" + n.kind.prefix() + n.base
+		typ := exposition.Counter
+		if n.kind == statDevice && ethtoolGauges[n.base] {
+			typ = exposition.Gauge
+		}
+		desc, reason := e.desc(name, typ, helpFor(n, summed), labels)
+		if desc == nil {
+			plan.skipped[reason]++
+			continue
+		}
+		if n.kind == statQueue && summed {
+			g := groups[desc]
+			if g == nil {
+				g = &sumGroup{desc: desc, device: st.name}
+				groups[desc] = g
+				plan.groups = append(plan.groups, g)
+			}
+			key := n.index
+			if used[desc.Name()+"\xff"+key] {
+				plan.skipped[1]++
+				continue
+			}
+			used[desc.Name()+"\xff"+key] = true
+			g.idx = append(g.idx, i)
+			g.queues = append(g.queues, n.index)
+			continue
+		}
+		key := desc.Name() + "\xff" + strings.Join(values[1:], "\xff")
+		if used[key] {
+			plan.skipped[1]++
+			continue
+		}
+		used[key] = true
+		plan.series = append(plan.series, ethSeries{idx: i, desc: desc, labels: values})
+	}
+	// Carry the sums over: a queue that is still there keeps its last
+	// value; one that went away becomes a ghost; a ghost whose queue is
+	// back becomes a member again with its last value.
+	next := make(map[string]*sumGroup, len(plan.groups))
+	for _, g := range plan.groups {
+		g.last = make([]uint64, len(g.idx))
+		g.primed = make([]bool, len(g.idx))
+		g.ghosts = make(map[string]uint64)
+		if old := st.sums[g.desc.Name()]; old != nil {
+			g.retired = old.retired
+			pos := make(map[string]int, len(g.queues))
+			for j, q := range g.queues {
+				pos[q] = j
+			}
+			carry := func(q string, v uint64) {
+				if k, ok := pos[q]; ok {
+					g.last[k], g.primed[k] = v, true
+				} else {
+					g.ghosts[q] = v
+					g.ghostly += v
+				}
+			}
+			for j, q := range old.queues {
+				if old.primed[j] {
+					carry(q, old.last[j])
+				}
+			}
+			for q, v := range old.ghosts {
+				carry(q, v)
+			}
+		}
+		next[g.desc.Name()] = g
+	}
+	// A family that vanished entirely keeps nothing: it is no longer
+	// exported, so there is no series to keep monotonic.
+	st.sums = next
+	st.plan = plan
+}
+
+// desc returns the family for a run-time name, creating it on first use.
+// It returns nil and the index of a skip reason when the name is taken by
+// a family with other labels or type, or the family limit is reached.
+func (e *Ethtool) desc(name string, typ exposition.Type, help string, labels []string) (*exposition.Desc, int) {
+	full := name
+	if typ == exposition.Counter {
+		full += "_total"
+	}
+	if d := e.descs[name]; d != nil {
+		if d.Name() != full || d.Type() != typ || !equalStrings(d.Labels(), labels) {
+			return nil, 2
+		}
+		return d, 0
+	}
+	if len(e.descs) >= maxEthtoolFamilies {
+		return nil, 3
+	}
+	d, err := exposition.NewDesc(full, help, typ, labels...)
+	if err != nil {
+		// parseStatName only yields valid names; keep the guard anyway.
+		return nil, 0
+	}
+	e.descs[name] = d
+	return d, 0
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// emitStats adds the statistics of one interface to b.
+func (e *Ethtool) emitStats(b *exposition.Builder, st *ethIface) {
+	plan := st.plan
+	for _, s := range plan.series {
+		b.Add(s.desc, float64(st.vals[s.idx]), s.labels...)
+	}
+	for _, g := range plan.groups {
+		b.Add(g.desc, float64(g.sum(st.vals)), g.device)
+	}
+	for i, n := range plan.skipped {
+		if n > 0 {
+			b.Add(ethtoolSkipped, float64(n), st.name, skipReasons[i])
+		}
+	}
+}
+
+// sum returns the group's monotonic sum for the current values. A queue
+// whose counter went down restarted from zero (its channel was closed and
+// re-opened, or a ghost came back reset): what it had counted is retired
+// into the group first.
+func (g *sumGroup) sum(vals []uint64) uint64 {
+	total := g.retired + g.ghostly
+	for j, i := range g.idx {
+		v := vals[i]
+		if g.primed[j] && v < g.last[j] {
+			g.retired += g.last[j]
+			total += g.last[j]
+		}
+		g.last[j], g.primed[j] = v, true
+		total += v
+	}
+	return total
+}

@@ -1,0 +1,280 @@
+package collector
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"unicode/utf8"
+
+	"go.uber.org/zap"
+
+	"github.com/nic-exporter/nic_exporter/collector/exposition"
+)
+
+func TestParseStatName(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		want statName
+		ok   bool
+	}{
+		// mlx5 (en_stats.c).
+		{"rx12_packets", statName{statQueue, "rx_packets", "12"}, true},
+		{"tx3_xmit_more", statName{statQueue, "tx_xmit_more", "3"}, true},
+		{"ch5_events", statName{statQueue, "ch_events", "5"}, true},
+		{"rx0_xdp_tx_xmit", statName{statQueue, "rx_xdp_tx_xmit", "0"}, true},
+		{"ptp_tx1_packets", statName{statQueue, "ptp_tx_packets", "1"}, true},
+		{"qos_tx7_bytes", statName{statQueue, "qos_tx_bytes", "7"}, true},
+		{"rx_prio3_bytes", statName{statPriority, "rx_bytes", "3"}, true},
+		{"tx_prio0_pause_duration", statName{statPriority, "tx_pause_duration", "0"}, true},
+		{"rx_err_lane_2_phy", statName{statLane, "rx_err_phy", "2"}, true},
+		{"rx_out_of_buffer", statName{statDevice, "rx_out_of_buffer", ""}, true},
+		{"rx_1024_to_1518_bytes_phy", statName{statDevice, "rx_1024_to_1518_bytes_phy", ""}, true},
+		{"rx_vport_RDMA_unicast_packets", statName{statDevice, "rx_vport_rdma_unicast_packets", ""}, true},
+		// ENA (ena_ethtool.c).
+		{"queue_7_tx_cnt", statName{statQueue, "tx_cnt", "7"}, true},
+		{"queue_0_rx_bad_csum", statName{statQueue, "rx_bad_csum", "0"}, true},
+		{"queue_9_xdp_tx_cnt", statName{statQueue, "xdp_tx_cnt", "9"}, true},
+		{"wd_expired", statName{statDevice, "wd_expired", ""}, true},
+		{"ena_admin_q_aborted_cmd", statName{statDevice, "ena_admin_q_aborted_cmd", ""}, true},
+		// virtio_net, veth.
+		{"rx_queue_0_drops", statName{statQueue, "rx_drops", "0"}, true},
+		{"tx_queue_15_xdp_xmit_errors", statName{statQueue, "tx_xdp_xmit_errors", "15"}, true},
+		{"peer_ifindex", statName{statDevice, "peer_ifindex", ""}, true},
+		// i40e, bnx2x, be2net.
+		{"tx-3.tx_packets", statName{statQueue, "tx_packets", "3"}, true},
+		{"rx-12.bytes", statName{statQueue, "rx_bytes", "12"}, true},
+		{"[4]: rx_ucast_packets", statName{statQueue, "rx_ucast_packets", "4"}, true},
+		{"rxq0: rx_bytes", statName{statQueue, "rx_bytes", "0"}, true},
+		{"txq2: tx_compl", statName{statQueue, "tx_compl", "2"}, true},
+		// Odd names: sanitized, or skipped when nothing is left.
+		{"rx-errors", statName{statDevice, "rx_errors", ""}, true},
+		{"  Rx  CRC Errors ", statName{statDevice, "rx_crc_errors", ""}, true},
+		{"tx_total", statName{statDevice, "tx", ""}, true},
+		{"total", statName{}, false},
+		{"", statName{}, false},
+		{"::::", statName{}, false},
+		{"\xff\xfe", statName{}, false},
+		{"rx5_", statName{statDevice, "rx5", ""}, true},
+		{"rx01_packets", statName{statDevice, "rx01_packets", ""}, true}, // leading zero: not a queue number
+		{"rx1234567_packets", statName{statDevice, "rx1234567_packets", ""}, true},
+		{"queue_3_tx_\x00", statName{}, false},
+		// Words promtool would reject as units or types are rewritten.
+		{"rx_corrected_bits_phy", statName{statDevice, "rx_corrected_bit_phy", ""}, true},
+		{"tx_pause_us", statName{statDevice, "tx_pause_usecs", ""}, true},
+		{"rx0_wait_milliseconds", statName{statQueue, "rx_wait_millisecond", "0"}, true},
+		{"pkt_counter", statName{statDevice, "pkt_counters", ""}, true},
+	} {
+		got, ok := parseStatName(tc.raw)
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("parseStatName(%q) = %+v, %v; want %+v, %v", tc.raw, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// FuzzParseStatName checks that any byte string a driver might return
+// either is skipped or yields a valid metric name and label value, never
+// a panic. Run with: go test -run '^$' -fuzz FuzzParseStatName ./collector
+func FuzzParseStatName(f *testing.F) {
+	for _, s := range []string{"rx12_packets", "queue_7_tx_cnt", "rx_queue_0_drops", "rx_prio3_bytes",
+		"[1]: rx_bytes", "tx-0.packets", "rx_err_lane_0_phy", "wd_expired", "\xff", "a-b c", "_total"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		n, ok := parseStatName(raw)
+		if !ok {
+			return
+		}
+		name := "nic_ethtool_" + n.kind.prefix() + n.base + "_total"
+		if !exposition.ValidMetricName(name) {
+			t.Fatalf("%q gives invalid metric name %q", raw, name)
+		}
+		if n.base == "" || strings.Contains(n.base, "__") || strings.HasPrefix(n.base, "_") || strings.HasSuffix(n.base, "_") {
+			t.Fatalf("%q gives unclean base %q", raw, n.base)
+		}
+		if (n.kind == statDevice) != (n.index == "") {
+			t.Fatalf("%q: kind %d with index %q", raw, n.kind, n.index)
+		}
+		if !utf8.ValidString(n.index) || strings.Trim(n.index, "0123456789") != "" || len(n.index) > 6 {
+			t.Fatalf("%q gives index %q", raw, n.index)
+		}
+		if _, err := exposition.NewDesc(name, helpFor(n, false), exposition.Counter, "device"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// tableSource is a minimal EthtoolSource over one device whose table the
+// test changes between polls.
+type tableSource struct {
+	names []string
+	vals  []uint64
+	gone  bool
+}
+
+func (s *tableSource) Interfaces() ([]EthtoolInterface, error) {
+	return []EthtoolInterface{{Name: "eth0", Index: 2}}, nil
+}
+
+func (s *tableSource) DriverInfo(string) (EthtoolDriverInfo, error) {
+	if s.gone {
+		return EthtoolDriverInfo{}, syscall.ENODEV
+	}
+	return EthtoolDriverInfo{Driver: "ena", NStats: len(s.names)}, nil
+}
+
+func (s *tableSource) Link(string) (EthtoolLink, error) { return EthtoolLink{}, syscall.EOPNOTSUPP }
+
+func (s *tableSource) StatNames(_ string, n int) ([]string, error) {
+	if n != len(s.names) {
+		return nil, ErrStatCountChanged
+	}
+	return append([]string(nil), s.names...), nil
+}
+
+func (s *tableSource) Stats(_ string, dst []uint64) error {
+	if len(dst) != len(s.vals) {
+		return ErrStatCountChanged
+	}
+	copy(dst, s.vals)
+	return nil
+}
+
+func pollValue(t *testing.T, c *Ethtool, family string) (float64, bool) {
+	t.Helper()
+	b := exposition.NewBuilder()
+	if err := c.Update(context.Background(), NewPoll(b, nil)); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(b.Snapshot().String(), "\n") {
+		if strings.HasPrefix(line, family+"{") {
+			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// TestEthtoolSumMonotonic shrinks and grows the queues of a device in sum
+// mode, as `ethtool -L` does, with drivers that keep a closed queue's
+// counters (mlx5) and drivers that restart them from zero: the summed
+// counter never goes backwards and never counts a queue twice.
+func TestEthtoolSumMonotonic(t *testing.T) {
+	src := &tableSource{}
+	c, err := NewEthtool(EthtoolConfig{Source: src, QueueMode: QueueSum}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const fam = "nic_ethtool_queue_tx_cnt_total"
+	queues := func(vals ...uint64) {
+		src.names, src.vals = []string{"wd_expired"}, []uint64{0}
+		for i, v := range vals {
+			src.names = append(src.names, "queue_"+string(rune('0'+i))+"_tx_cnt")
+			src.vals = append(src.vals, v)
+		}
+	}
+	steps := []struct {
+		what string
+		vals []uint64
+		want float64
+	}{
+		{"four queues", []uint64{100, 200, 300, 400}, 1000},
+		{"traffic", []uint64{110, 210, 310, 410}, 1040},
+		{"shrunk to two queues: 2 and 3 keep their last values", []uint64{120, 220}, 120 + 220 + 310 + 410},
+		{"grown to four, counters kept: no double counting", []uint64{130, 230, 315, 412}, 130 + 230 + 315 + 412},
+		{"shrunk to two again", []uint64{140, 240}, 140 + 240 + 315 + 412},
+		{"grown to four, new queues from zero", []uint64{150, 250, 5, 6}, 150 + 250 + 315 + 412 + 5 + 6},
+		{"queue 1 restarted from zero", []uint64{160, 3, 7, 8}, 160 + 250 + 3 + 315 + 412 + 7 + 8},
+	}
+	prev := -1.0
+	for _, s := range steps {
+		queues(s.vals...)
+		got, ok := pollValue(t, c, fam)
+		if !ok {
+			t.Fatalf("%s: no %s", s.what, fam)
+		}
+		if got != s.want {
+			t.Errorf("%s: sum = %v, want %v", s.what, got, s.want)
+		}
+		if got < prev {
+			t.Errorf("%s: sum went back from %v to %v", s.what, prev, got)
+		}
+		prev = got
+	}
+	// A re-created interface (new ifindex) is a new device: its sum
+	// restarts, which is the source's reset, not the exporter's.
+	src.gone = true
+	if _, ok := pollValue(t, c, fam); ok {
+		t.Error("a vanished device is still exported")
+	}
+	src.gone = false
+	queues(1, 2)
+	if got, _ := pollValue(t, c, fam); got != 3 {
+		t.Errorf("after re-creation: sum = %v, want 3", got)
+	}
+}
+
+// TestEthtoolStatCountChanged changes the table between the count and the
+// read; the collector refreshes the table within the poll.
+func TestEthtoolStatCountChanged(t *testing.T) {
+	src := &tableSource{names: []string{"rx0_packets"}, vals: []uint64{5}}
+	c, err := NewEthtool(EthtoolConfig{Source: src}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := pollValue(t, c, "nic_ethtool_queue_rx_packets_total"); v != 5 {
+		t.Fatalf("got %v, want 5", v)
+	}
+	src.names, src.vals = []string{"rx0_packets", "rx1_packets"}, []uint64{6, 7}
+	b := exposition.NewBuilder()
+	if err := c.Update(context.Background(), NewPoll(b, nil)); err != nil {
+		t.Fatal(err)
+	}
+	text := b.Snapshot().String()
+	for _, want := range []string{
+		`nic_ethtool_queue_rx_packets_total{device="eth0",queue="0"} 6`,
+		`nic_ethtool_queue_rx_packets_total{device="eth0",queue="1"} 7`,
+		`nic_ethtool_stats{device="eth0"} 2`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing %s in\n%s", want, text)
+		}
+	}
+}
+
+// TestEthtoolNameConflicts feeds names that collide after sanitizing or
+// with the collector's own families: each is skipped and counted, and
+// the exposition stays valid.
+func TestEthtoolNameConflicts(t *testing.T) {
+	src := &tableSource{
+		names: []string{"rx-errors", "rx_errors", "info", "queue_rx_packets", "rx0_packets", "rx0_packets", "", "stats"},
+		vals:  []uint64{1, 2, 3, 4, 5, 6, 7, 8},
+	}
+	c, err := NewEthtool(EthtoolConfig{Source: src}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := exposition.NewBuilder()
+	if err := c.Update(context.Background(), NewPoll(b, nil)); err != nil {
+		t.Fatal(err)
+	}
+	text := b.Snapshot().String()
+	for _, want := range []string{
+		`nic_ethtool_rx_errors_total{device="eth0"} 1`,
+		`nic_ethtool_queue_rx_packets_total{device="eth0"} 4`,
+		`nic_ethtool_stats_skipped{device="eth0",reason="duplicate"} 1`,
+		`nic_ethtool_stats_skipped{device="eth0",reason="invalid_name"} 1`,
+		`nic_ethtool_stats_skipped{device="eth0",reason="name_conflict"} 4`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing %s in\n%s", want, text)
+		}
+	}
+	if strings.Count(text, "# TYPE nic_ethtool_queue_rx_packets_total") != 1 {
+		t.Errorf("family written twice:\n%s", text)
+	}
+}

@@ -1,0 +1,369 @@
+package collector
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"github.com/safchain/ethtool"
+	"golang.org/x/sys/unix"
+)
+
+// EthtoolIoctl is the real EthtoolSource: the kernel's SIOCETHTOOL ioctl
+// and an rtnetlink link dump, on sockets opened in one network namespace.
+//
+// Driver information and link settings come from github.com/safchain/ethtool.
+// Statistic names and values are read here instead, because that library
+// fetches the string table again on every call: this source lets the
+// collector fetch the table once and read only ETHTOOL_GSTATS per poll.
+// The kernel writes as many names or values as the driver has now, not as
+// many as the caller asked for, so both are read into memory outside the
+// Go heap that ends in a PROT_NONE guard page: if a table grew between the
+// count and the read, the kernel's copy faults (EFAULT) instead of
+// overwriting Go memory, and the call reports ErrStatCountChanged.
+//
+// It is safe for concurrent use; calls are serialised.
+type EthtoolIoctl struct {
+	mu   sync.Mutex
+	et   *ethtool.Ethtool
+	fd   int // AF_INET datagram socket for GSTRINGS and GSTATS
+	nl   int // NETLINK_ROUTE socket for the link dump
+	seq  uint32
+	mem  []byte // scratch; the page after mem[:size] is the guard
+	size int
+	recv []byte
+}
+
+// NewEthtoolIoctl opens the sockets of an EthtoolIoctl. With netns empty
+// they belong to the calling process's network namespace; otherwise netns
+// names a namespace file (/run/netns/NAME, /proc/PID/ns/net) and the
+// sockets are opened inside it, so every later call reads that namespace
+// from any goroutine, whatever namespace its thread is in.
+func NewEthtoolIoctl(netns string) (*EthtoolIoctl, error) {
+	s := &EthtoolIoctl{fd: -1, nl: -1}
+	err := inNetns(netns, func() error {
+		var err error
+		if s.et, err = ethtool.NewEthtool(); err != nil {
+			return fmt.Errorf("opening the ethtool socket: %w", err)
+		}
+		if s.fd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
+			return fmt.Errorf("opening the statistics socket: %w", err)
+		}
+		if s.nl, err = unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE); err != nil {
+			return fmt.Errorf("opening the rtnetlink socket: %w", err)
+		}
+		return nil
+	})
+	if err == nil {
+		err = unix.Bind(s.nl, &unix.SockaddrNetlink{Family: unix.AF_NETLINK})
+	}
+	if err == nil {
+		// A link dump never blocks a poll for longer than this.
+		err = unix.SetsockoptTimeval(s.nl, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 5})
+	}
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.recv = make([]byte, 64*1024)
+	return s, nil
+}
+
+// Close releases the sockets and the scratch memory.
+func (s *EthtoolIoctl) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.et != nil {
+		s.et.Close()
+		s.et = nil
+	}
+	for _, fd := range []*int{&s.fd, &s.nl} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
+	if s.mem != nil {
+		err := unix.Munmap(s.mem)
+		s.mem, s.size = nil, 0
+		return err
+	}
+	return nil
+}
+
+// inNetns runs f on a thread that is in the network namespace at path
+// (the current one if path is empty), then returns the thread to its own
+// namespace. If that fails the thread stays locked and dies with its
+// goroutine, so no other code ever runs in the wrong namespace.
+func inNetns(path string, f func() error) error {
+	if path == "" {
+		return f()
+	}
+	target, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("opening network namespace %s: %w", path, err)
+	}
+	defer unix.Close(target)
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("opening the current network namespace: %w", err)
+			return
+		}
+		defer unix.Close(orig)
+		if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("entering network namespace %s: %w", path, err)
+			return
+		}
+		ferr := f()
+		if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
+			errc <- fmt.Errorf("leaving network namespace %s: %w", path, err)
+			return
+		}
+		runtime.UnlockOSThread()
+		errc <- ferr
+	}()
+	return <-errc
+}
+
+// Interfaces implements EthtoolSource with an RTM_GETLINK dump.
+func (s *EthtoolIoctl) Interfaces() ([]EthtoolInterface, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	seq := s.seq
+	req := make([]byte, unix.NLMSG_HDRLEN+unix.SizeofIfInfomsg)
+	binary.NativeEndian.PutUint32(req[0:4], uint32(len(req)))
+	binary.NativeEndian.PutUint16(req[4:6], unix.RTM_GETLINK)
+	binary.NativeEndian.PutUint16(req[6:8], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
+	binary.NativeEndian.PutUint32(req[8:12], seq)
+	req[unix.NLMSG_HDRLEN] = unix.AF_UNSPEC
+	if err := unix.Sendto(s.nl, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return nil, fmt.Errorf("sending the link dump request: %w", err)
+	}
+	var out []EthtoolInterface
+	for {
+		n, _, err := unix.Recvfrom(s.nl, s.recv, 0)
+		if err != nil {
+			return nil, fmt.Errorf("reading the link dump: %w", err)
+		}
+		msgs, err := syscall.ParseNetlinkMessage(s.recv[:n])
+		if err != nil {
+			return nil, fmt.Errorf("parsing the link dump: %w", err)
+		}
+		for i := range msgs {
+			m := &msgs[i]
+			if m.Header.Seq != seq {
+				continue // left over from an abandoned dump
+			}
+			switch m.Header.Type {
+			case unix.NLMSG_DONE:
+				return out, nil
+			case unix.NLMSG_ERROR:
+				if len(m.Data) >= 4 {
+					if code := int32(binary.NativeEndian.Uint32(m.Data[:4])); code != 0 {
+						return nil, fmt.Errorf("link dump: %w", syscall.Errno(-code))
+					}
+				}
+				return out, nil
+			case unix.RTM_NEWLINK:
+				if len(m.Data) < unix.SizeofIfInfomsg {
+					continue
+				}
+				index := int(int32(binary.NativeEndian.Uint32(m.Data[4:8])))
+				attrs, err := syscall.ParseNetlinkRouteAttr(m)
+				if err != nil {
+					continue
+				}
+				for _, a := range attrs {
+					if a.Attr.Type == unix.IFLA_IFNAME {
+						name := string(a.Value)
+						if i := indexByte(name, 0); i >= 0 {
+							name = name[:i]
+						}
+						out = append(out, EthtoolInterface{Name: name, Index: index})
+					}
+				}
+			}
+		}
+	}
+}
+
+func indexByte(s string, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// DriverInfo implements EthtoolSource.
+func (s *EthtoolIoctl) DriverInfo(name string) (EthtoolDriverInfo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, err := s.et.DriverInfo(name)
+	if err != nil {
+		return EthtoolDriverInfo{}, err
+	}
+	return EthtoolDriverInfo{
+		Driver:          d.Driver,
+		Version:         d.Version,
+		FirmwareVersion: d.FwVersion,
+		BusInfo:         d.BusInfo,
+		NStats:          int(d.NStats),
+	}, nil
+}
+
+// Link implements EthtoolSource. It uses ETHTOOL_GSET, which every kernel
+// answers for drivers with link settings, rather than the library's
+// GLINKSETTINGS path, whose size handshake fails on kernels with more
+// link modes than it knows and then prints to standard output.
+func (s *EthtoolIoctl) Link(name string) (EthtoolLink, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var l EthtoolLink
+	var cmd ethtool.EthtoolCmd
+	speed, err := s.et.CmdGet(&cmd, name)
+	switch {
+	case err == nil:
+		l.HasSettings = true
+		l.SpeedMbps = speed
+		l.Duplex = cmd.Duplex
+		l.Autoneg = cmd.Autoneg
+	case isNotSupported(err):
+	default:
+		return l, err
+	}
+	state, err := s.et.LinkState(name)
+	switch {
+	case err == nil:
+		l.HasDetected, l.Detected = true, state != 0
+	case isNotSupported(err):
+	default:
+		return l, err
+	}
+	return l, nil
+}
+
+// ethtoolIfreq is struct ifreq with ifr_data; the union is 24 bytes on
+// 64-bit platforms and smaller elsewhere, so this is never too short.
+type ethtoolIfreq struct {
+	name [unix.IFNAMSIZ]byte
+	data uintptr
+	_    [24 - unsafe.Sizeof(uintptr(0))]byte
+}
+
+// scratch returns at least n bytes of guarded scratch memory.
+func (s *EthtoolIoctl) scratch(n int) ([]byte, error) {
+	if n <= s.size {
+		return s.mem[:s.size], nil
+	}
+	page := os.Getpagesize()
+	size := (n + page - 1) / page * page
+	mem, err := unix.Mmap(-1, 0, size+page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, fmt.Errorf("allocating %d bytes for ethtool: %w", size, err)
+	}
+	if err := unix.Mprotect(mem[size:], unix.PROT_NONE); err != nil {
+		unix.Munmap(mem)
+		return nil, fmt.Errorf("guarding ethtool scratch memory: %w", err)
+	}
+	if s.mem != nil {
+		unix.Munmap(s.mem)
+	}
+	s.mem, s.size = mem, size
+	return mem[:size], nil
+}
+
+// ioctl issues one SIOCETHTOOL with ifr_data pointing at buf.
+func (s *EthtoolIoctl) ioctl(name string, buf []byte) error {
+	var ifr ethtoolIfreq
+	if len(name) >= len(ifr.name) || indexByte(name, 0) >= 0 {
+		return fmt.Errorf("interface name %q: %w", name, syscall.ENODEV)
+	}
+	copy(ifr.name[:], name)
+	ifr.data = uintptr(unsafe.Pointer(&buf[0]))
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(s.fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr)))
+	runtime.KeepAlive(buf)
+	if errno != 0 {
+		if errno == unix.EFAULT {
+			return fmt.Errorf("%w (the kernel wrote past the expected size)", ErrStatCountChanged)
+		}
+		return errno
+	}
+	return nil
+}
+
+// StatNames implements EthtoolSource.
+func (s *EthtoolIoctl) StatNames(name string, n int) ([]string, error) {
+	if n <= 0 || n > ethtool.MAX_GSTRINGS {
+		return nil, fmt.Errorf("%d statistics is out of range", n)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	const head = 12 // cmd, string_set, len
+	buf, err := s.scratch(head + n*ethtool.ETH_GSTRING_LEN)
+	if err != nil {
+		return nil, err
+	}
+	binary.NativeEndian.PutUint32(buf[0:], unix.ETHTOOL_GSTRINGS)
+	binary.NativeEndian.PutUint32(buf[4:], ethtool.ETH_SS_STATS)
+	binary.NativeEndian.PutUint32(buf[8:], uint32(n))
+	if err := s.ioctl(name, buf); err != nil {
+		return nil, err
+	}
+	if got := int(binary.NativeEndian.Uint32(buf[8:])); got != n {
+		return nil, fmt.Errorf("%w: asked for %d names, the driver has %d", ErrStatCountChanged, n, got)
+	}
+	names := make([]string, n)
+	for i := range names {
+		b := buf[head+i*ethtool.ETH_GSTRING_LEN : head+(i+1)*ethtool.ETH_GSTRING_LEN]
+		end := len(b)
+		for j, c := range b {
+			if c == 0 {
+				end = j
+				break
+			}
+		}
+		names[i] = string(b[:end])
+	}
+	return names, nil
+}
+
+// Stats implements EthtoolSource.
+func (s *EthtoolIoctl) Stats(name string, dst []uint64) error {
+	n := len(dst)
+	if n <= 0 || n > ethtool.MAX_GSTRINGS {
+		return fmt.Errorf("%d statistics is out of range", n)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	const head = 8 // cmd, n_stats
+	buf, err := s.scratch(head + n*8)
+	if err != nil {
+		return err
+	}
+	binary.NativeEndian.PutUint32(buf[0:], unix.ETHTOOL_GSTATS)
+	binary.NativeEndian.PutUint32(buf[4:], uint32(n))
+	if err := s.ioctl(name, buf); err != nil {
+		return err
+	}
+	if got := int(binary.NativeEndian.Uint32(buf[4:])); got != n {
+		return fmt.Errorf("%w: asked for %d values, the driver has %d", ErrStatCountChanged, n, got)
+	}
+	for i := range dst {
+		dst[i] = binary.NativeEndian.Uint64(buf[head+i*8:])
+	}
+	return nil
+}
+
+var _ EthtoolSource = (*EthtoolIoctl)(nil)

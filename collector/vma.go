@@ -1,0 +1,535 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/vmastats"
+)
+
+// VMAConfig configures the vma collector.
+type VMAConfig struct {
+	// Dirs are the directories searched for vmastat.<pid> files
+	// (libvma's VMA_STATS_SHMEM_DIR, default /tmp).
+	Dirs []string
+	// ProcPath is the procfs mount point, normally /proc.
+	ProcPath string
+	// PerSocket adds per-socket series. Off by default: file descriptors
+	// churn and each one makes new series.
+	PerSocket bool
+	// Filter selects processes by comm; it is applied after the writer
+	// is verified in procfs and before the file is opened for reading.
+	Filter DeviceFilter
+	// Liveness verifies writers. Nil means procfs at ProcPath; the demo
+	// host injects its own because its application is simulated.
+	Liveness vmastats.Liveness
+	// Settle is how long to wait after the first handshake with a new
+	// process before reading its file; default 20 ms.
+	Settle time.Duration
+}
+
+// VMA exports the statistics that NVIDIA VMA (libvma) publishes per
+// accelerated process, as vma_stats shows them. It performs libvma's
+// reader handshake on every poll: without it libvma stops copying its
+// counters into the file about 10 s after the last reader.
+type VMA struct {
+	cfg VMAConfig
+	log *zap.Logger
+
+	mu    sync.Mutex
+	gen   uint64
+	procs map[string]*vmaProc // by file path
+}
+
+// NewVMA returns a vma collector.
+func NewVMA(cfg VMAConfig, log *zap.Logger) *VMA {
+	if len(cfg.Dirs) == 0 {
+		cfg.Dirs = []string{"/tmp"}
+	}
+	if cfg.ProcPath == "" {
+		cfg.ProcPath = "/proc"
+	}
+	if cfg.Liveness == nil {
+		cfg.Liveness = vmastats.ProcLiveness{ProcPath: cfg.ProcPath}
+	}
+	if cfg.Settle == 0 {
+		cfg.Settle = 20 * time.Millisecond
+	}
+	return &VMA{cfg: cfg, log: log, procs: make(map[string]*vmaProc)}
+}
+
+// Name implements Collector.
+func (*VMA) Name() string { return "vma" }
+
+// File states of nic_vma_files.
+const (
+	vmaLive        = "live"
+	vmaStale       = "stale"
+	vmaUnsupported = "unsupported"
+	vmaRefused     = "refused"
+	vmaFailed      = "error"
+)
+
+var vmaStates = []string{vmaLive, vmaStale, vmaUnsupported, vmaRefused, vmaFailed}
+
+// wrapCounter follows one 32-bit counter of one source and accumulates
+// it into a 64-bit total that survives wraps at 2^32.
+type wrapCounter struct {
+	last  uint32
+	total uint64
+	init  bool
+}
+
+// observe accounts for a new reading: the counter advanced by the
+// modular difference, which is right through one wrap per poll. A 32-bit
+// counter that advances by 2^32 or more between two polls loses whole
+// multiples of 2^32; at 10 Gb/s a byte counter wraps every 3.4 s, so such
+// applications need a short poll interval. Torn reads, the other source
+// of a lower reading, are kept out by vmastats.Load, which decodes only
+// two identical consecutive reads.
+func (w *wrapCounter) observe(v uint32) {
+	if !w.init {
+		w.last, w.total, w.init = v, uint64(v), true
+		return
+	}
+	w.total += uint64(v - w.last)
+	w.last = v
+}
+
+// vmaSockKey identifies one socket: libvma reuses slots for new sockets.
+type vmaSockKey struct {
+	slot  int
+	fd    int32
+	inode uint32
+}
+
+type vmaSock struct {
+	counters [vmastats.NumCounters]wrapCounter
+	gen      uint64
+}
+
+type vmaIomuxKey struct {
+	kind string
+	idx  int
+	fd   int32
+}
+
+type vmaIomux struct {
+	c   [6]wrapCounter // hit, miss, timeouts, errors, rx ready, os rx ready
+	gen uint64
+}
+
+// vmaProc is the aggregation state of one process. It is reset when the
+// process (pid and start time) changes.
+type vmaProc struct {
+	pid        int
+	startTicks uint64
+	gen        uint64
+	closed     [vmastats.NumCounters]uint64 // totals of closed sockets
+	socks      map[vmaSockKey]*vmaSock
+	iomux      map[vmaIomuxKey]*vmaIomux
+}
+
+func newVMAProc(p vmastats.Process) *vmaProc {
+	return &vmaProc{pid: p.PID, startTicks: p.StartTicks, socks: make(map[vmaSockKey]*vmaSock), iomux: make(map[vmaIomuxKey]*vmaIomux)}
+}
+
+// observe folds one decoded file into the state.
+func (st *vmaProc) observe(s *vmastats.Stats, gen uint64) {
+	st.gen = gen
+	for i := range s.Sockets {
+		k := &s.Sockets[i]
+		key := vmaSockKey{slot: k.Slot, fd: k.FD, inode: k.Inode}
+		ss := st.socks[key]
+		if ss == nil {
+			ss = &vmaSock{}
+			st.socks[key] = ss
+		}
+		ss.gen = gen
+		for c, v := range k.Counters {
+			ss.counters[c].observe(v)
+		}
+	}
+	for key, ss := range st.socks {
+		if ss.gen != gen { // closed, or its slot was reused
+			for c := range ss.counters {
+				st.closed[c] += ss.counters[c].total
+			}
+			delete(st.socks, key)
+		}
+	}
+	obs := func(key vmaIomuxKey, x vmastats.IomuxStats) {
+		m := st.iomux[key]
+		if m == nil {
+			m = &vmaIomux{}
+			st.iomux[key] = m
+		}
+		m.gen = gen
+		for i, v := range []uint32{x.PollHit, x.PollMiss, x.Timeouts, x.Errors, x.RxReady, x.OSRxReady} {
+			m.c[i].observe(v)
+		}
+	}
+	obs(vmaIomuxKey{kind: "poll"}, s.Iomux.Poll)
+	obs(vmaIomuxKey{kind: "select"}, s.Iomux.Select)
+	for _, e := range s.Iomux.Epoll {
+		obs(vmaIomuxKey{kind: "epoll", idx: e.Index, fd: e.FD}, e.IomuxStats)
+	}
+	for key, m := range st.iomux {
+		if m.gen != gen {
+			delete(st.iomux, key)
+		}
+	}
+}
+
+// total returns the process-wide monotonic total of counter c.
+func (st *vmaProc) total(c vmastats.Counter) uint64 {
+	t := st.closed[c]
+	for _, ss := range st.socks {
+		t += ss.counters[c].total
+	}
+	return t
+}
+
+// Update implements Collector.
+func (v *VMA) Update(ctx context.Context, p *Poll) error {
+	cands, err := vmastats.Discover(v.cfg.Dirs)
+	if errors.Is(err, vmastats.ErrNoDir) {
+		return fmt.Errorf("%w: %v", ErrNoSource, err)
+	}
+	if err != nil {
+		return err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.gen++
+	counts := make(map[string]int, len(vmaStates))
+	// keep lists the files whose state survives this poll: live ones, and
+	// those that failed for a reason that may pass (a read that raced the
+	// writer), so one bad poll does not drop the totals of closed sockets.
+	keep := make(map[string]bool, len(cands))
+	for _, c := range cands {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		prev := v.procs[c.Path]
+		opts := vmastats.LoadOptions{Liveness: v.cfg.Liveness, Accept: func(pr vmastats.Process) bool { return v.cfg.Filter.Match(pr.Comm) }}
+		if prev == nil {
+			opts.Settle = v.cfg.Settle
+		}
+		l, err := vmastats.Load(c, opts)
+		state := vmaLive
+		switch {
+		case errors.Is(err, vmastats.ErrFiltered):
+			continue
+		case errors.Is(err, vmastats.ErrStale):
+			// Left behind by a process that is gone; ignored, never deleted.
+			counts[vmaStale]++
+			v.log.Debug("ignoring stale libvma statistics file", zap.String("path", c.Path), zap.Error(err))
+			continue
+		case errors.Is(err, vmastats.ErrRefused):
+			state = vmaRefused
+		case errors.Is(err, vmastats.ErrUnsupported), errors.Is(err, vmastats.ErrMalformed):
+			state = vmaUnsupported
+		case err != nil:
+			state = vmaFailed
+		}
+		if err != nil {
+			counts[state]++
+			p.SourceError(c.Path, err)
+			keep[c.Path] = true
+			continue
+		}
+		counts[vmaLive]++
+		keep[c.Path] = true
+		if prev == nil || prev.pid != l.Process.PID || prev.startTicks != l.Process.StartTicks {
+			prev = newVMAProc(l.Process)
+			v.procs[c.Path] = prev
+		}
+		prev.observe(l.Stats, v.gen)
+		renderVMA(p.Builder, l, prev, v.cfg.PerSocket)
+	}
+	for path := range v.procs {
+		if !keep[path] {
+			delete(v.procs, path)
+		}
+	}
+	for _, s := range vmaStates {
+		p.Add(vmaFiles, float64(counts[s]), s)
+	}
+	p.SetDevices(counts[vmaLive])
+	return nil
+}
+
+var (
+	vmaFiles = exposition.MustNewDesc("nic_vma_files",
+		"libvma statistics files found, by state: live (read), stale (process gone or pid reused; ignored, never deleted), unsupported (unknown version or size), refused (symbolic link, not a regular file, wrong owner, not mapped by the process), error (could not be read).",
+		exposition.Gauge, "state")
+	vmaInfo = exposition.MustNewDesc("nic_vma_process_info",
+		"A process accelerated by libvma, value 1: its libvma version and statistics layout.", exposition.Gauge, "pid", "comm", "version", "layout")
+	vmaHandshake = exposition.MustNewDesc("nic_vma_reader_handshake",
+		"1 if the exporter could increment the file's reader_counter so libvma keeps copying fresh counters; 0 if it may only read (counters then stay as libvma last copied them).",
+		exposition.Gauge, "pid", "comm", "version")
+	vmaStartTime = exposition.MustNewDesc("nic_vma_process_start_time_seconds",
+		"Start time of the process, in seconds since the epoch; per-process totals restart when it changes.", exposition.Gauge, "pid", "comm", "version")
+	vmaSockets = exposition.MustNewDesc("nic_vma_sockets",
+		"Open sockets known to libvma, by protocol and whether libvma offloads them; offloaded=\"false\" means the traffic takes the kernel (OS) path.",
+		exposition.Gauge, "pid", "comm", "version", "protocol", "offloaded")
+	vmaRxReadyPackets = exposition.MustNewDesc("nic_vma_socket_rx_ready_packets",
+		"Packets waiting in sockets' receive ready queues, summed over the process's sockets.", exposition.Gauge, "pid", "comm", "version")
+	vmaRxReadyBytes = exposition.MustNewDesc("nic_vma_socket_rx_ready_bytes",
+		"Bytes waiting in sockets' receive ready queues, summed over the process's sockets.", exposition.Gauge, "pid", "comm", "version")
+	vmaTxReadyBytes = exposition.MustNewDesc("nic_vma_socket_tx_ready_bytes",
+		"Bytes waiting to be sent, summed over the process's sockets.", exposition.Gauge, "pid", "comm", "version")
+
+	vmaCQDrops = exposition.MustNewDesc("nic_vma_cq_rx_dropped_packets_total",
+		"Packets a completion queue dropped on receive.", exposition.Counter, "pid", "comm", "version", "cq")
+	vmaCQQueue = exposition.MustNewDesc("nic_vma_cq_rx_queue_length",
+		"Packets in a completion queue's software receive queue.", exposition.Gauge, "pid", "comm", "version", "cq")
+	vmaCQDrained = exposition.MustNewDesc("nic_vma_cq_rx_drained_at_once_max",
+		"Largest number of completions drained at once.", exposition.Gauge, "pid", "comm", "version", "cq")
+	vmaCQPool = exposition.MustNewDesc("nic_vma_cq_buffer_pool_length",
+		"Buffers in a completion queue's buffer pool.", exposition.Gauge, "pid", "comm", "version", "cq")
+
+	vmaRingPackets = exposition.MustNewDesc("nic_vma_ring_packets_total",
+		"Packets through a ring, by direction.", exposition.Counter, "pid", "comm", "version", "ring", "type", "direction")
+	vmaRingBytes = exposition.MustNewDesc("nic_vma_ring_bytes_total",
+		"Bytes through a ring, by direction.", exposition.Counter, "pid", "comm", "version", "ring", "type", "direction")
+	vmaRingRetrans = exposition.MustNewDesc("nic_vma_ring_tx_retransmissions_total",
+		"Retransmissions sent through a ring.", exposition.Counter, "pid", "comm", "version", "ring", "type")
+	vmaRingIntr = exposition.MustNewDesc("nic_vma_ring_rx_interrupts_total",
+		"Receive interrupts of a hardware ring, requested (armed) or received.", exposition.Counter, "pid", "comm", "version", "ring", "type", "event")
+	vmaRingModCount = exposition.MustNewDesc("nic_vma_ring_rx_cq_moderation_frames",
+		"Receive CQ moderation: frames per interrupt.", exposition.Gauge, "pid", "comm", "version", "ring", "type")
+	vmaRingModPeriod = exposition.MustNewDesc("nic_vma_ring_rx_cq_moderation_period_seconds",
+		"Receive CQ moderation: period (libvma reports microseconds).", exposition.Gauge, "pid", "comm", "version", "ring", "type")
+	vmaRingTapBuffers = exposition.MustNewDesc("nic_vma_ring_tap_rx_buffers",
+		"Receive buffers of a tap ring.", exposition.Gauge, "pid", "comm", "version", "ring", "tap")
+	vmaRingTapPlugouts = exposition.MustNewDesc("nic_vma_ring_tap_vf_plugouts_total",
+		"Times the virtual function behind a tap ring was unplugged.", exposition.Counter, "pid", "comm", "version", "ring", "tap")
+
+	vmaPoolSize = exposition.MustNewDesc("nic_vma_buffer_pool_size_buffers",
+		"Buffers in a libvma buffer pool.", exposition.Gauge, "pid", "comm", "version", "pool")
+	vmaPoolNoBufs = exposition.MustNewDesc("nic_vma_buffer_pool_no_buffers_total",
+		"Times a buffer pool had no buffer to give (the \"Failed to allocate buffer pool\" / memlock limit situation).", exposition.Counter, "pid", "comm", "version", "pool")
+
+	vmaIomuxPolls = exposition.MustNewDesc("nic_vma_iomux_polls_total",
+		"Polls of offloaded sockets by poll, select or an epoll fd, by result (hit: data was ready).", exposition.Counter, "pid", "comm", "version", "iomux", "epfd", "result")
+	vmaIomuxTimeouts = exposition.MustNewDesc("nic_vma_iomux_timeouts_total",
+		"poll/select/epoll calls that timed out.", exposition.Counter, "pid", "comm", "version", "iomux", "epfd")
+	vmaIomuxErrors = exposition.MustNewDesc("nic_vma_iomux_errors_total",
+		"poll/select/epoll calls that failed.", exposition.Counter, "pid", "comm", "version", "iomux", "epfd")
+	vmaIomuxReady = exposition.MustNewDesc("nic_vma_iomux_rx_ready_fds_total",
+		"File descriptors found ready for receive, by path (offload or os).", exposition.Counter, "pid", "comm", "version", "iomux", "epfd", "path")
+	vmaIomuxCPU = exposition.MustNewDesc("nic_vma_iomux_polling_cpu_percent",
+		"Share of time poll/select/epoll spent busy-polling, in percent.", exposition.Gauge, "pid", "comm", "version", "iomux", "epfd")
+
+	vmaMCGroup = exposition.MustNewDesc("nic_vma_multicast_group_sockets",
+		"Sockets of the process that are members of a multicast group.", exposition.Gauge, "pid", "comm", "version", "group")
+
+	vmaFDInfo = exposition.MustNewDesc("nic_vma_fd_info",
+		"A socket known to libvma, value 1 (only with --collector.vma.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote", "offloaded", "tcp_state")
+	vmaFDRxReadyPackets = exposition.MustNewDesc("nic_vma_fd_rx_ready_packets",
+		"Packets in the socket's receive ready queue (only with --collector.vma.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote")
+	vmaFDRxReadyBytes = exposition.MustNewDesc("nic_vma_fd_rx_ready_bytes",
+		"Bytes in the socket's receive ready queue (only with --collector.vma.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote")
+	vmaFDMember = exposition.MustNewDesc("nic_vma_fd_multicast_member",
+		"1 for each multicast group the socket is a member of (only with --collector.vma.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote", "group")
+)
+
+// vmaSockCounter maps one per-socket counter to its families: the
+// process aggregate and the per-socket one, with extra label values.
+type vmaSockCounter struct {
+	c     vmastats.Counter
+	agg   *exposition.Desc
+	fd    *exposition.Desc
+	extra []string
+}
+
+func vmaSockFamilies(name, help string, extraLabels ...string) (*exposition.Desc, *exposition.Desc) {
+	agg := exposition.MustNewDesc("nic_vma_socket_"+name+"_total", help+" Summed over the process's sockets, including closed ones.",
+		exposition.Counter, append([]string{"pid", "comm", "version"}, extraLabels...)...)
+	fd := exposition.MustNewDesc("nic_vma_fd_"+name+"_total", help+" Per socket (only with --collector.vma.per-socket).",
+		exposition.Counter, append([]string{"pid", "comm", "version", "fd", "protocol", "local", "remote"}, extraLabels...)...)
+	return agg, fd
+}
+
+var vmaSockCounters = func() []vmaSockCounter {
+	var out []vmaSockCounter
+	add := func(agg, fd *exposition.Desc, defs ...any) {
+		for i := 0; i < len(defs); i += 2 {
+			out = append(out, vmaSockCounter{c: defs[i].(vmastats.Counter), agg: agg, fd: fd, extra: defs[i+1].([]string)})
+		}
+	}
+	a, f := vmaSockFamilies("packets", "Packets received or sent, by direction and path (offload: through libvma; os: fell back to the kernel).", "direction", "path")
+	add(a, f, vmastats.RxPackets, []string{"rx", "offload"}, vmastats.RxOSPackets, []string{"rx", "os"},
+		vmastats.TxPackets, []string{"tx", "offload"}, vmastats.TxOSPackets, []string{"tx", "os"})
+	a, f = vmaSockFamilies("bytes", "Bytes received or sent, by direction and path.", "direction", "path")
+	add(a, f, vmastats.RxBytes, []string{"rx", "offload"}, vmastats.RxOSBytes, []string{"rx", "os"},
+		vmastats.TxBytes, []string{"tx", "offload"}, vmastats.TxOSBytes, []string{"tx", "os"})
+	a, f = vmaSockFamilies("errors", "Receive or send calls that failed, by direction and path.", "direction", "path")
+	add(a, f, vmastats.RxErrors, []string{"rx", "offload"}, vmastats.RxOSErrors, []string{"rx", "os"},
+		vmastats.TxErrors, []string{"tx", "offload"}, vmastats.TxOSErrors, []string{"tx", "os"})
+	a, f = vmaSockFamilies("eagain", "Receive or send calls that returned EAGAIN, by direction and path (libvma before 9.1 counts offloaded send drops here).", "direction", "path")
+	add(a, f, vmastats.RxEagain, []string{"rx", "offload"}, vmastats.RxOSEagain, []string{"rx", "os"},
+		vmastats.TxEagain, []string{"tx", "offload"}, vmastats.TxOSEagain, []string{"tx", "os"})
+	a, f = vmaSockFamilies("rx_ready_queue_dropped_packets", "Packets dropped because the socket's receive ready queue was full.")
+	add(a, f, vmastats.RxReadyPktDrop, []string{})
+	a, f = vmaSockFamilies("rx_ready_queue_dropped_bytes", "Bytes dropped because the socket's receive ready queue was full.")
+	add(a, f, vmastats.RxReadyByteDrop, []string{})
+	a, f = vmaSockFamilies("rx_polls", "Receive polls of offloaded sockets, by result: hit (data ready), miss, os_hit (data found on the kernel path).", "result")
+	add(a, f, vmastats.RxPollHit, []string{"hit"}, vmastats.RxPollMiss, []string{"miss"}, vmastats.RxPollOSHit, []string{"os_hit"})
+	a, f = vmaSockFamilies("tx_retransmissions", "TCP segments retransmitted.")
+	add(a, f, vmastats.TxRetransmits, []string{})
+	a, f = vmaSockFamilies("ring_migrations", "Times a socket moved to another ring, by direction.", "direction")
+	add(a, f, vmastats.RxMigrations, []string{"rx"}, vmastats.TxMigrations, []string{"tx"})
+	a, f = vmaSockFamilies("tx_dummy_packets", "Dummy send requests (VMA_SEND_FLAGS_DUMMY) that warmed the send path.")
+	add(a, f, vmastats.TxDummy, []string{})
+	return out
+}()
+
+// tcpStates are lwip's TCP state names.
+var tcpStates = []string{"CLOSED", "LISTEN", "SYN_SENT", "SYN_RCVD", "ESTABLISHED", "FIN_WAIT_1", "FIN_WAIT_2", "CLOSE_WAIT", "CLOSING", "LAST_ACK", "TIME_WAIT"}
+
+func renderVMA(b *exposition.Builder, l *vmastats.Loaded, st *vmaProc, perSocket bool) {
+	s := l.Stats
+	pid, comm, version := strconv.Itoa(l.Process.PID), l.Process.Comm, s.Version()
+	base := []string{pid, comm, version}
+	with := func(extra ...string) []string {
+		return append(append(make([]string, 0, len(base)+len(extra)), base...), extra...)
+	}
+
+	b.Add(vmaInfo, 1, with(s.Layout.String())...)
+	b.Add(vmaHandshake, boolFloat(l.Handshake), base...)
+	if !l.Process.Start.IsZero() {
+		b.Add(vmaStartTime, float64(l.Process.Start.Unix()), base...)
+	}
+
+	type sockClass struct{ proto, offloaded string }
+	classes := map[sockClass]int{}
+	var rxPkts, rxBytes, txBytes uint64
+	for i := range s.Sockets {
+		k := &s.Sockets[i]
+		classes[sockClass{k.Protocol(), strconv.FormatBool(k.Offloaded)}]++
+		rxPkts += uint64(k.RxReadyPkts)
+		rxBytes += k.RxReadyBytes
+		txBytes += k.TxReadyBytes
+	}
+	for _, proto := range []string{"tcp", "udp", "other"} {
+		for _, off := range []string{"true", "false"} {
+			if n, ok := classes[sockClass{proto, off}]; ok || proto != "other" {
+				b.Add(vmaSockets, float64(n), with(proto, off)...)
+			}
+		}
+	}
+	b.Add(vmaRxReadyPackets, float64(rxPkts), base...)
+	b.Add(vmaRxReadyBytes, float64(rxBytes), base...)
+	b.Add(vmaTxReadyBytes, float64(txBytes), base...)
+	for _, sc := range vmaSockCounters {
+		b.Add(sc.agg, float64(st.total(sc.c)), with(sc.extra...)...)
+	}
+
+	for _, c := range s.CQs {
+		l := with(strconv.Itoa(c.Index))
+		b.Add(vmaCQDrops, float64(c.RxPktDrop), l...)
+		b.Add(vmaCQQueue, float64(c.RxSWQueueLen), l...)
+		b.Add(vmaCQDrained, float64(c.RxDrainedAtOnceMax), l...)
+		b.Add(vmaCQPool, float64(c.BufferPoolLen), l...)
+	}
+	for _, r := range s.Rings {
+		idx, typ := strconv.Itoa(r.Index), r.Type.String()
+		b.Add(vmaRingPackets, float64(r.RxPackets), with(idx, typ, "rx")...)
+		b.Add(vmaRingPackets, float64(r.TxPackets), with(idx, typ, "tx")...)
+		b.Add(vmaRingBytes, float64(r.RxBytes), with(idx, typ, "rx")...)
+		b.Add(vmaRingBytes, float64(r.TxBytes), with(idx, typ, "tx")...)
+		b.Add(vmaRingRetrans, float64(r.TxRetransmits), with(idx, typ)...)
+		if x := r.Simple; x != nil {
+			b.Add(vmaRingIntr, float64(x.RxInterruptRequests), with(idx, typ, "requested")...)
+			b.Add(vmaRingIntr, float64(x.RxInterruptReceived), with(idx, typ, "received")...)
+			b.Add(vmaRingModCount, float64(x.RxCQModerationCount), with(idx, typ)...)
+			b.Add(vmaRingModPeriod, float64(x.RxCQModerationPeriod)/1e6, with(idx, typ)...)
+		}
+		if t := r.Tap; t != nil {
+			b.Add(vmaRingTapBuffers, float64(t.RxBuffers), with(idx, t.Name)...)
+			b.Add(vmaRingTapPlugouts, float64(t.VFPlugouts), with(idx, t.Name)...)
+		}
+	}
+	for _, bp := range s.BufferPools {
+		name := strconv.Itoa(bp.Index)
+		switch {
+		case bp.IsRx && !bp.IsTx:
+			name = "rx"
+		case bp.IsTx && !bp.IsRx:
+			name = "tx"
+		}
+		b.Add(vmaPoolSize, float64(bp.Size), with(name)...)
+		b.Add(vmaPoolNoBufs, float64(bp.NoBuffers), with(name)...)
+	}
+
+	renderIomux := func(kind string, idx int, fd int32, x vmastats.IomuxStats) {
+		m := st.iomux[vmaIomuxKey{kind: kind, idx: idx, fd: fd}]
+		if m == nil {
+			return
+		}
+		epfd := ""
+		if kind == "epoll" {
+			epfd = strconv.Itoa(int(fd))
+		}
+		b.Add(vmaIomuxPolls, float64(m.c[0].total), with(kind, epfd, "hit")...)
+		b.Add(vmaIomuxPolls, float64(m.c[1].total), with(kind, epfd, "miss")...)
+		b.Add(vmaIomuxTimeouts, float64(m.c[2].total), with(kind, epfd)...)
+		b.Add(vmaIomuxErrors, float64(m.c[3].total), with(kind, epfd)...)
+		b.Add(vmaIomuxReady, float64(m.c[4].total), with(kind, epfd, "offload")...)
+		b.Add(vmaIomuxReady, float64(m.c[5].total), with(kind, epfd, "os")...)
+		b.Add(vmaIomuxCPU, float64(x.PollingTime), with(kind, epfd)...)
+	}
+	renderIomux("poll", 0, 0, s.Iomux.Poll)
+	renderIomux("select", 0, 0, s.Iomux.Select)
+	for _, e := range s.Iomux.Epoll {
+		renderIomux("epoll", e.Index, e.FD, e.IomuxStats)
+	}
+
+	groups := make(map[int]string, len(s.Multicast.Groups))
+	for _, g := range s.Multicast.Groups {
+		groups[g.Index] = g.Group.String()
+		b.Add(vmaMCGroup, float64(g.Sockets), with(g.Group.String())...)
+	}
+
+	if !perSocket {
+		return
+	}
+	for i := range s.Sockets {
+		k := &s.Sockets[i]
+		ss := st.socks[vmaSockKey{slot: k.Slot, fd: k.FD, inode: k.Inode}]
+		if ss == nil {
+			continue
+		}
+		local := fmt.Sprintf("%s:%d", k.BoundIf, k.BoundPort)
+		remote := ""
+		if k.ConnectedPort != 0 || !k.ConnectedIP.IsUnspecified() {
+			remote = fmt.Sprintf("%s:%d", k.ConnectedIP, k.ConnectedPort)
+		}
+		fdl := with(strconv.Itoa(int(k.FD)), k.Protocol(), local, remote)
+		state := ""
+		if k.Type == vmastats.SockStream && int(k.TCPState) < len(tcpStates) {
+			state = tcpStates[k.TCPState]
+		}
+		b.Add(vmaFDInfo, 1, append(fdl[:len(fdl):len(fdl)], strconv.FormatBool(k.Offloaded), state)...)
+		b.Add(vmaFDRxReadyPackets, float64(k.RxReadyPkts), fdl...)
+		b.Add(vmaFDRxReadyBytes, float64(k.RxReadyBytes), fdl...)
+		for _, sc := range vmaSockCounters {
+			b.Add(sc.fd, float64(ss.counters[sc.c].total), append(fdl[:len(fdl):len(fdl)], sc.extra...)...)
+		}
+		for _, g := range k.MCGroups {
+			if name, ok := groups[g]; ok {
+				b.Add(vmaFDMember, 1, append(fdl[:len(fdl):len(fdl)], name)...)
+			}
+		}
+	}
+}

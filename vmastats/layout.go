@@ -1,0 +1,191 @@
+// Package vmastats reads the statistics that NVIDIA VMA (libvma) publishes
+// for each accelerated process in a shared-memory file vmastat.<pid>. It
+// decodes the two layouts libvma 8.7.7 through 9.8.84 write, finds the
+// files in a directory, decides whether the process that wrote a file is
+// alive and really its writer, and performs the reader handshake that makes
+// libvma copy its counters into the file.
+//
+// Decoding (Parse) is separate from I/O (Open, File.Read) so it can be
+// tested and fuzzed on bytes alone; an Encoder writes the same layouts for
+// tests and for the demo host.
+package vmastats
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Layout is a class of binary layouts of the statistics file.
+type Layout uint8
+
+const (
+	// LayoutUnknown is no supported layout.
+	LayoutUnknown Layout = iota
+	// LayoutA is written by libvma 8.7.7 through 9.0.x: socket blocks of
+	// 336 bytes with 32-bit ready-queue byte counts.
+	LayoutA
+	// LayoutB is written by libvma 9.1.0 through 9.8.84: socket blocks of
+	// 344 bytes with 64-bit ready-queue byte counts.
+	LayoutB
+)
+
+// String returns "A", "B" or "unknown".
+func (l Layout) String() string {
+	switch l {
+	case LayoutA:
+		return "A"
+	case LayoutB:
+		return "B"
+	}
+	return "unknown"
+}
+
+// SocketStride returns the size of one socket block of the layout.
+func (l Layout) SocketStride() int {
+	switch l {
+	case LayoutA:
+		return 336
+	case LayoutB:
+		return 344
+	}
+	return 0
+}
+
+// RingEnum is a numbering of ring types; libvma renumbered them in 9.3.0.
+type RingEnum uint8
+
+const (
+	// RingEnumOld is ETH=0, ETH_CB=1, ETH_DIRECT=2, TAP=3, IB=4 (through 9.2.x).
+	RingEnumOld RingEnum = iota + 1
+	// RingEnumNew is ETH=0, ETH_DIRECT=1, TAP=2, IB=3 (from 9.3.0; IB was
+	// removed in 9.8.81 without renumbering the others).
+	RingEnumNew
+)
+
+// Version describes one known value of the stats_protocol_ver field.
+type Version struct {
+	// MD5 is the field's value: the md5 of libvma's vma_stats.h.
+	MD5 string
+	// Releases names the libvma tags that write this value.
+	Releases string
+	// Layout is the file layout of these releases.
+	Layout Layout
+	// Rings is the ring type numbering of these releases.
+	Rings RingEnum
+}
+
+// knownVersions is the table of supported STATS_PROTOCOL_VER values, from
+// the md5 of src/vma/util/vma_stats.h at every public libvma tag. Older
+// values (pre-A layouts, 6.x to 8.7.6) are deliberately absent: their
+// files are reported as unsupported rather than guessed at.
+var knownVersions = []Version{
+	{MD5: "16e3fe08d6201926fa5dae38c3199030", Releases: "8.7.7, 8.8.2-8.9.5", Layout: LayoutA, Rings: RingEnumOld},
+	{MD5: "77ff5141b532cc094b319bbcf54c9180", Releases: "9.0.1-9.0.2", Layout: LayoutA, Rings: RingEnumOld},
+	{MD5: "18787eed4bf3a47f1a8741b52f0ad0f8", Releases: "9.1.0-9.2.2", Layout: LayoutB, Rings: RingEnumOld},
+	{MD5: "4bee44c88dee72f6c79887d29025359e", Releases: "9.3.0-9.5.2", Layout: LayoutB, Rings: RingEnumNew},
+	{MD5: "210aeb9e3f049bab037aa209d5be59cc", Releases: "9.5.3-9.8.0", Layout: LayoutB, Rings: RingEnumNew},
+	{MD5: "cebac2c54a667a74ebba9fad44cc8803", Releases: "9.8.1-9.8.50", Layout: LayoutB, Rings: RingEnumNew},
+	{MD5: "d7fc5223ff555b43408cff6b8138507f", Releases: "9.8.51-9.8.60", Layout: LayoutB, Rings: RingEnumNew},
+	{MD5: "420b6272e5828a4639106018d7e4742c", Releases: "9.8.70", Layout: LayoutB, Rings: RingEnumNew},
+	{MD5: "a829ed9a7d9d4b9d825cc9ab0e983c25", Releases: "9.8.71-9.8.80", Layout: LayoutB, Rings: RingEnumNew},
+	{MD5: "c2436dc784a369ffc352aa78545db031", Releases: "9.8.81-9.8.82", Layout: LayoutB, Rings: RingEnumNew},
+	{MD5: "25ca1bbb55c2c5536b0b4bded2689e9a", Releases: "9.8.83-9.8.84", Layout: LayoutB, Rings: RingEnumNew},
+}
+
+// LookupVersion returns the known version with the given md5.
+func LookupVersion(md5 string) (Version, bool) {
+	for _, v := range knownVersions {
+		if v.MD5 == md5 {
+			return v, true
+		}
+	}
+	return Version{}, false
+}
+
+// KnownVersions returns a copy of the table of supported versions.
+func KnownVersions() []Version { return append([]Version(nil), knownVersions...) }
+
+// Offsets of the sh_mem_t header, identical in layouts A and B.
+const (
+	offReaderCounter = 0x0000
+	offVerInfo       = 0x0004
+	offProtocolVer   = 0x0008
+	offLogLevel      = 0x0028
+	offLogDetails    = 0x002C
+	offFdDump        = 0x0030
+	offFdDumpLevel   = 0x0034
+	offCQ            = 0x0038
+	offRing          = 0x0238
+	offBpool         = 0x09B8
+	offMC            = 0x09D8
+	offIomux         = 0x29DC
+	offMaxSockets    = 0x2F20
+	offSockets       = 0x2F28
+
+	numCQ       = 16
+	sizeCQ      = 32
+	numRing     = 16
+	sizeRing    = 120
+	numBpool    = 2
+	sizeBpool   = 16
+	maxMCGroups = 1024
+	sizeMCEntry = 8
+	numEpoll    = 32
+	sizeIomux   = 32
+	sizeEpoll   = 40
+
+	// HeaderSize is the size of everything before the socket blocks; the
+	// layout and the expected file size are known after reading it.
+	HeaderSize = offSockets
+	// MaxSockets is the largest socket block count libvma allows
+	// (VMA_STATS_FD_NUM is capped at 1024).
+	MaxSockets = 1024
+	// protocolVerLen is the length of the md5 text.
+	protocolVerLen = 32
+)
+
+// FileSize returns the size of a statistics file of layout l with n
+// socket blocks: libvma allocates one block more than max_skt_inst_num.
+func FileSize(l Layout, n int) int64 {
+	return int64(offSockets) + int64(n+1)*int64(l.SocketStride())
+}
+
+// Errors that classify why a file cannot be decoded.
+var (
+	// ErrUnsupported says the file's version or size fits no known layout.
+	ErrUnsupported = errors.New("unsupported libvma statistics layout")
+	// ErrMalformed says the file is too short or inconsistent.
+	ErrMalformed = errors.New("malformed libvma statistics file")
+)
+
+// Identify reads the header fields that determine the layout: the
+// version, the md5 and max_skt_inst_num. It needs at least HeaderSize
+// bytes. It returns the expected total size of the file; the caller must
+// check the real size against it before trusting the rest.
+func Identify(hdr []byte) (Version, Header, int64, error) {
+	if len(hdr) < HeaderSize {
+		return Version{}, Header{}, 0, fmt.Errorf("%w: %d bytes, the header alone is %d", ErrMalformed, len(hdr), HeaderSize)
+	}
+	h := decodeHeader(hdr)
+	v, ok := LookupVersion(h.ProtocolVer)
+	if !ok {
+		return Version{}, h, 0, fmt.Errorf("%w: libvma %s with stats_protocol_ver %q is not a known layout (supported: libvma 8.7.7 to 9.8.84)", ErrUnsupported, h.Version(), printable(h.ProtocolVer))
+	}
+	if h.MaxSockets > MaxSockets {
+		return v, h, 0, fmt.Errorf("%w: max_skt_inst_num %d exceeds %d", ErrMalformed, h.MaxSockets, MaxSockets)
+	}
+	h.Layout = v.Layout
+	return v, h, FileSize(v.Layout, int(h.MaxSockets)), nil
+}
+
+// printable replaces bytes outside printable ASCII so a hostile md5 field
+// cannot inject control characters into logs.
+func printable(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c < 0x20 || c > 0x7e {
+			b[i] = '?'
+		}
+	}
+	return string(b)
+}
