@@ -208,6 +208,7 @@ func (s *stack) testDashboards(t *testing.T) {
 					vars[v.Name] = vals[0]
 				}
 			}
+			checks := make(map[string]func() error)
 			for _, p := range allPanels(d.Panels) {
 				for _, tg := range p.Targets {
 					expr := substitute(tg.Expr, vars)
@@ -215,10 +216,11 @@ func (s *stack) testDashboards(t *testing.T) {
 						t.Errorf("panel %q %s: unresolved variable in %q", p.Title, tg.RefID, expr)
 						continue
 					}
-					waitFor(t, fmt.Sprintf("panel %q %s: %s", p.Title, tg.RefID, expr), stackWait, func() error {
-						// Graphs are range queries, as Grafana runs them;
-						// stat, bar and table panels instant ones.
-						res, err := s.prom.query(expr, !tg.Instant)
+					// Graphs are range queries, as Grafana runs them;
+					// stat, bar gauge and table panels instant ones.
+					rng := !tg.Instant
+					checks[fmt.Sprintf("panel %q %s: %s", p.Title, tg.RefID, expr)] = func() error {
+						res, err := s.prom.query(expr, rng)
 						if err != nil {
 							return err
 						}
@@ -226,7 +228,7 @@ func (s *stack) testDashboards(t *testing.T) {
 							return fmt.Errorf("no data")
 						}
 						return nil
-					})
+					}
 				}
 			}
 			for _, a := range d.Annotations.List {
@@ -234,17 +236,18 @@ func (s *stack) testDashboards(t *testing.T) {
 					continue
 				}
 				expr := substitute(a.Expr, vars)
-				waitFor(t, fmt.Sprintf("annotation %q: %s", a.Name, expr), stackWait, func() error {
+				checks[fmt.Sprintf("annotation %q: %s", a.Name, expr)] = func() error {
 					res, err := s.prom.query(expr, true)
 					if err != nil {
 						return err
 					}
 					if len(res) == 0 {
-						return fmt.Errorf("no events in the last minute")
+						return fmt.Errorf("no events since the demo hosts started")
 					}
 					return nil
-				})
+				}
 			}
+			waitAll(t, stackWait, checks)
 		})
 	}
 }

@@ -122,6 +122,36 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() error) {
 	}
 }
 
+// waitAll polls every check that has not succeeded yet until each has
+// succeeded once or the wait is over, then reports the last error of each
+// check that never did. Conditions that hold only for a while (a port in
+// Polling) are caught whatever order the checks are in.
+func waitAll(t *testing.T, d time.Duration, checks map[string]func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	pending := make(map[string]func() error, len(checks))
+	for k, v := range checks {
+		pending[k] = v
+	}
+	last := make(map[string]error)
+	for {
+		for name, check := range pending {
+			if err := check(); err != nil {
+				last[name] = err
+			} else {
+				delete(pending, name)
+			}
+		}
+		if len(pending) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	for _, name := range sortedKeys(pending) {
+		t.Errorf("after %v: %s: %v", d, name, last[name])
+	}
+}
+
 func waitHTTP(t *testing.T, p *process, url string) {
 	t.Helper()
 	waitFor(t, p.name+" to answer "+url, 30*time.Second, func() error {
@@ -161,19 +191,22 @@ type sample struct {
 }
 
 // promAPI is a Prometheus server's HTTP API.
-type promAPI string
+type promAPI struct {
+	base  string
+	start time.Time // when the test's demo hosts started
+}
 
-// query runs an instant query, or a range query over the last minute when
-// rng is set, and returns the series of the result. A parse or evaluation
-// error is returned as an error.
+// query runs an instant query, or a range query from the start of the
+// demo hosts until now (as a Grafana graph covers the time of interest)
+// when rng is set, and returns the series of the result. A parse or
+// evaluation error is returned as an error.
 func (p promAPI) query(expr string, rng bool) ([]sample, error) {
 	v := url.Values{"query": {expr}}
 	path := "/api/v1/query"
 	if rng {
-		now := time.Now()
 		path = "/api/v1/query_range"
-		v.Set("start", fmt.Sprint(now.Add(-time.Minute).Unix()))
-		v.Set("end", fmt.Sprint(now.Unix()))
+		v.Set("start", fmt.Sprint(p.start.Unix()))
+		v.Set("end", fmt.Sprint(time.Now().Unix()+1))
 		v.Set("step", "1")
 	}
 	var body struct {
@@ -203,7 +236,7 @@ func (p promAPI) query(expr string, rng bool) ([]sample, error) {
 }
 
 func (p promAPI) get(path string, into any) error {
-	resp, err := http.Get(string(p) + path)
+	resp, err := http.Get(p.base + path)
 	if err != nil {
 		return err
 	}
@@ -271,15 +304,17 @@ var faultAlerts = map[string]string{
 	"NICInfiniBandLinkDowned":         "ib_link_down",
 	"NICInfiniBandSymbolErrors":       "ib_symbol_errors",
 	"NICInfiniBandRNRRetriesExceeded": "rnr_retry",
+	"NICENAWatchdogExpired":           "wd_expired",
+	"NICENAAllowanceExceeded":         "bw_in_allowance",
+	"NICRxOutOfBuffer":                "rx_out_of_buffer",
 }
 
-// faultStart delays a fault where the dashboards need the state before
-// it: the link goes down 5 s after the start, so the host dashboard's link
-// speed graph has the speed it had before, as it would on a real host.
-var faultStart = map[string]string{
-	"link_down":    "5s",
-	"ib_link_down": "5s",
-}
+// faultStart is when every fault begins on the faulty demo host: after
+// Prometheus has scraped the healthy state a few times, so a counter that
+// steps once when its fault begins (wd_expired, link_downed) is seen to
+// rise, and the dashboards' graphs show the state before the fault (the
+// link speed before the link went down), as they would on a real host.
+const faultStart = "10s"
 
 // quietAlerts are the alerts the demo host cannot set off, with the
 // reason. Their expressions must still parse, evaluate and find every
@@ -293,6 +328,14 @@ var quietAlerts = map[string]string{
 		"and the alert needs 5 minutes of it",
 	"NICInfiniBandTransportRetriesExceeded": "no demo fault exhausts transport retries",
 	"NICInfiniBandRemoteAccessErrors":       "no demo fault makes remote access errors",
+	"NICENATxTimeout":                       "no demo fault times out a transmit queue",
+	"NICENAAdminQueuePaused":                "no demo fault pauses the admin queue",
+	"NICENAMissingTxCompletions":            "no demo fault loses transmit completions",
+	"NICENAAllocationFailures":              "no demo fault makes allocations fail",
+	"NICENAConntrackAllowanceLow":           "no demo fault uses up the conntrack allowance",
+	"NICPhyDiscards":                        "no demo fault makes port discards",
+	"NICPhyErrors":                          "no demo fault makes CRC or symbol errors",
+	"NICModuleEvent":                        "no demo fault makes module events",
 }
 
 // otherDriverMetrics are metrics that alerts read but the demo host cannot
@@ -302,6 +345,7 @@ var quietAlerts = map[string]string{
 var otherDriverMetrics = map[string]string{
 	"nic_infiniband_hw_retry_rnr_exceeded_err_total": "Soft-RoCE (rxe) counter; the demo host has mlx5",
 	"nic_infiniband_hw_retry_exceeded_err_total":     "Soft-RoCE (rxe) counter; the demo host has mlx5",
+	"nic_ethtool_queue_tx_missing_tx_comp_total":     "older ENA drivers' name; the demo's ENA 2.x prints queue_N_tx_missed_tx",
 }
 
 func startStack(t *testing.T) *stack {
@@ -352,17 +396,12 @@ receivers:
 
 	var faults []string
 	for _, f := range sortedKeys(invert(faultAlerts)) {
-		start := faultStart[f]
-		if start == "" {
-			start = "0s"
-		}
-		faults = append(faults, f+"@"+start)
+		faults = append(faults, f+"@"+faultStart)
 	}
-	s := &stack{
-		faulty:  startExporter(t, "exporter-faulty", strings.Join(faults, ",")),
-		healthy: startExporter(t, "exporter-healthy", ""),
-		hook:    hook,
-	}
+	s := &stack{prom: promAPI{start: time.Now()}}
+	s.faulty = startExporter(t, "exporter-faulty", strings.Join(faults, ","))
+	s.healthy = startExporter(t, "exporter-healthy", "")
+	s.hook = hook
 
 	// The shipped rule files are used as they are: every "for:" in them
 	// is either 0 or longer than this test, and the test only asserts
@@ -390,7 +429,7 @@ scrape_configs:
 	prom := startProcess(t, "prometheus", prometheus, "--config.file="+promFile,
 		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+promAddr)
 	waitHTTP(t, prom, "http://"+promAddr+"/-/ready")
-	s.prom = promAPI("http://" + promAddr)
+	s.prom.base = "http://" + promAddr
 
 	// Wait until both hosts have been scraped a few times, so rate() and
 	// increase() have samples to work on.
@@ -495,21 +534,32 @@ func (s *stack) testAlertExpressions(t *testing.T) {
 			t.Errorf("alert %s must be listed in exactly one of faultAlerts (with the demo fault that sets it off) and quietAlerts (with the reason the demo cannot)", name)
 		}
 	}
+	// Every fault alert must match the faulty host at some point and never
+	// the healthy one.
+	checks := make(map[string]func() error)
+	var mu sync.Mutex
+	for _, name := range sortedKeys(faultAlerts) {
+		expr := exprOf(alerts[name])
+		checks[name+" matches the faulty demo host"] = func() error {
+			res, err := s.prom.query(expr, false)
+			if err != nil {
+				return err
+			}
+			got := instances(res)
+			if got[s.healthy] {
+				mu.Lock()
+				t.Errorf("%s matches the healthy demo host", name)
+				mu.Unlock()
+			}
+			if !got[s.faulty] {
+				return fmt.Errorf("matches %v, not yet the faulty host %s", got, s.faulty)
+			}
+			return nil
+		}
+	}
+	waitAll(t, stackWait, checks)
 	for _, name := range sortedKeys(alerts) {
 		expr := exprOf(alerts[name])
-		if _, ok := faultAlerts[name]; ok {
-			waitFor(t, name+" to match the faulty demo host", stackWait, func() error {
-				res, err := s.prom.query(expr, false)
-				if err != nil {
-					return err
-				}
-				if got := instances(res); !got[s.faulty] || got[s.healthy] || len(got) != 1 {
-					return fmt.Errorf("%s matches instances %v, want only the faulty host %s", name, got, s.faulty)
-				}
-				return nil
-			})
-			continue
-		}
 		if _, ok := quietAlerts[name]; !ok {
 			continue
 		}
