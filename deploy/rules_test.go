@@ -14,6 +14,7 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nic-exporter/nic_exporter/collector/logrules"
 	"github.com/nic-exporter/nic_exporter/collector/testenv"
 )
 
@@ -276,16 +277,37 @@ func anchor(heading string) string {
 	return b.String()
 }
 
+// logEventsSection is the level-2 section of docs/runbooks.md that holds
+// the subsections the built-in log rules link to; it belongs to no alert.
+const logEventsSection = "kmsg and applog events"
+
 // runbookSections returns the anchors of the level-2 headings of
-// docs/runbooks.md with the heading text.
+// docs/runbooks.md (the alerts' sections) with the heading text.
 func runbookSections(t *testing.T) map[string]string {
+	t.Helper()
+	out := make(map[string]string)
+	for a, h := range runbookHeadings(t) {
+		if h.level == 2 && h.text != logEventsSection {
+			out[a] = h.text
+		}
+	}
+	return out
+}
+
+type heading struct {
+	level int
+	text  string
+}
+
+// runbookHeadings returns every heading of docs/runbooks.md by anchor.
+func runbookHeadings(t *testing.T) map[string]heading {
 	t.Helper()
 	f, err := os.Open(runbooksFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	out := make(map[string]string)
+	out := make(map[string]heading)
 	sc := bufio.NewScanner(f)
 	inCode := false
 	for sc.Scan() {
@@ -293,14 +315,14 @@ func runbookSections(t *testing.T) map[string]string {
 		if strings.HasPrefix(line, "```") {
 			inCode = !inCode
 		}
-		if inCode || !strings.HasPrefix(line, "## ") {
+		hashes, text, ok := strings.Cut(line, " ")
+		if inCode || !ok || hashes == "" || strings.Trim(hashes, "#") != "" {
 			continue
 		}
-		h := strings.TrimPrefix(line, "## ")
-		if _, dup := out[anchor(h)]; dup {
-			t.Errorf("%s: heading %q twice", runbooksFile, h)
+		if _, dup := out[anchor(text)]; dup {
+			t.Errorf("%s: heading %q twice", runbooksFile, text)
 		}
-		out[anchor(h)] = h
+		out[anchor(text)] = heading{level: len(hashes), text: text}
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
@@ -345,6 +367,9 @@ func TestRunbookSectionsAreComplete(t *testing.T) {
 	parts := strings.Split(string(b), "\n## ")
 	for _, p := range parts[1:] {
 		head, body, _ := strings.Cut(p, "\n")
+		if head == logEventsSection {
+			continue
+		}
 		for _, want := range []string{"**Meaning**", "**Confirm**", "**Fix**", "**Evidence**"} {
 			if !strings.Contains(body, want) {
 				t.Errorf("%s section %q lacks %s", runbooksFile, head, want)
@@ -355,3 +380,42 @@ func TestRunbookSectionsAreComplete(t *testing.T) {
 
 // exprOf returns a rule's expression.
 func exprOf(r monitoringv1.Rule) string { return r.Expr.StrVal }
+
+// alertedElsewhere are the built-in log events no log alert counts, with
+// the alert that covers the condition from a better source.
+var alertedElsewhere = map[string]string{
+	"mlx5e_link_down":     "NICLinkDown and NICLinkFlapping (carrier state)",
+	"pcie_link_limited":   "NICPCIeLinkDegraded (PCIe link width and speed)",
+	"mlx5_ib_wc_error":    "the InfiniBand work-completion alerts (hw_counters of the same errors)",
+	"ena_reset_completed": "nothing: an info event that follows the reset the ENA alerts report",
+}
+
+// TestLogRulesHaveAlertsAndRunbooks checks that every built-in kernel and
+// VMA log rule's event is counted by a log alert (or covered by another
+// alert, named above), and that every rule's runbook anchor exists in
+// docs/runbooks.md.
+func TestLogRulesHaveAlertsAndRunbooks(t *testing.T) {
+	headings := runbookHeadings(t)
+	var exprs []string
+	for _, r := range alertRules(t) {
+		exprs = append(exprs, exprOf(r))
+	}
+	event := regexp.MustCompile(`event=~"([^"]*)"`)
+	alerted := make(map[string]bool)
+	for _, e := range exprs {
+		for _, m := range event.FindAllStringSubmatch(e, -1) {
+			for _, ev := range strings.Split(m[1], "|") {
+				alerted[ev] = true
+			}
+		}
+	}
+	for _, r := range append(logrules.KernelRules(), logrules.VMARules()...) {
+		if _, ok := headings[r.Runbook]; !ok {
+			t.Errorf("log rule %s: runbook anchor #%s has no heading in %s", r.Event, r.Runbook, runbooksFile)
+		}
+		_, elsewhere := alertedElsewhere[r.Event]
+		if alerted[r.Event] == elsewhere {
+			t.Errorf("log event %s: want it in exactly one of an alert's event=~ list and alertedElsewhere", r.Event)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/demo"
+	"github.com/nic-exporter/nic_exporter/collector/logrules"
 )
 
 // sources says where the collectors read from: the host's paths, or the
@@ -138,6 +140,52 @@ func collectorSpecs() []collectorSpec {
 					return collector.NewEthtool(collector.EthtoolConfig{
 						Source: src, Filter: f, StatInclude: include, StatExclude: exclude, QueueMode: mode,
 					}, log)
+				}
+			},
+		},
+		{
+			name:            "kmsg",
+			help:            "driver error messages (mlx5_core, mlx5_ib, ena, PCIe) from the kernel log, /dev/kmsg; needs CAP_SYSLOG.",
+			defaultInterval: "5s",
+			defaultTimeout:  "4s",
+			extraFlags: func(app *kingpin.Application, _ *collectorFlags) func(sources, collector.DeviceFilter, *zap.Logger) (collector.Collector, error) {
+				path := app.Flag("collector.kmsg.path", "The kernel log device.").Default("/dev/kmsg").String()
+				rulesFile := app.Flag("collector.kmsg.rules-file", "YAML file of extra kernel log rules, tried before the built-in ones (see docs/metrics.md).").String()
+				replay := app.Flag("collector.kmsg.replay", "Count the records still in the kernel log buffer at start (boot-time errors, errors before a restart); --no-collector.kmsg.replay counts only new records.").Default("true").Bool()
+				return func(env sources, f collector.DeviceFilter, log *zap.Logger) (collector.Collector, error) {
+					rules, err := logrules.Load(*rulesFile, logrules.KernelRules())
+					if err != nil {
+						return nil, fmt.Errorf("--collector.kmsg.rules-file: %w", err)
+					}
+					cfg := collector.KmsgConfig{Open: collector.OpenDevKmsg(*path), Rules: rules, Replay: *replay, Filter: f}
+					if env.demo != nil {
+						cfg.Open = func() (collector.KmsgDevice, error) { return env.demo.OpenKmsg() }
+						cfg.BootTime = env.demo.BootTime()
+					}
+					return collector.NewKmsg(cfg, log), nil
+				}
+			},
+		},
+		{
+			name:            "applog",
+			help:            "error messages in application log files such as VMA_LOG_FILE, followed through rotation.",
+			defaultInterval: "5s",
+			defaultTimeout:  "4s",
+			extraFlags: func(app *kingpin.Application, _ *collectorFlags) func(sources, collector.DeviceFilter, *zap.Logger) (collector.Collector, error) {
+				files := app.Flag("collector.applog.files", "Glob of application log files to follow, e.g. /var/log/vma/*.log; repeatable. The device filters apply to the file paths.").Strings()
+				rulesFile := app.Flag("collector.applog.rules-file", "YAML file of extra application log rules, tried before the built-in VMA ones.").String()
+				fromStart := app.Flag("collector.applog.from-start", "Also count the lines already in the files at start; by default only lines written after the start (and whole files that appear later) are counted.").Bool()
+				return func(env sources, f collector.DeviceFilter, log *zap.Logger) (collector.Collector, error) {
+					rules, err := logrules.Load(*rulesFile, logrules.VMARules())
+					if err != nil {
+						return nil, fmt.Errorf("--collector.applog.rules-file: %w", err)
+					}
+					cfg := collector.ApplogConfig{Globs: *files, Rules: rules, FromStart: *fromStart, Filter: f}
+					if env.demo != nil {
+						// The demo log is written from the demo host's start.
+						cfg.Globs, cfg.FromStart, cfg.TrimPrefix = []string{env.demo.VMALogGlob()}, true, env.demo.Dir()
+					}
+					return collector.NewApplog(cfg, log)
 				}
 			},
 		},

@@ -56,7 +56,7 @@ type part struct {
 
 // parts lists the parts of the reference host.
 func parts() []part {
-	return []part{netdevPart, infinibandPart, vmaPart, ethtoolPart}
+	return []part{netdevPart, infinibandPart, vmaPart, ethtoolPart, kmsgPart, applogPart}
 }
 
 // faultHelp returns every known fault with what it does.
@@ -122,6 +122,9 @@ type Host struct {
 	start   time.Time
 	now     func() time.Time
 	ethtool *demoEthtool // the ethtool part's fake source, made by its first update
+
+	klog       *kernelLog     // the fake /dev/kmsg (kmsg.go)
+	vmaPrinted map[string]int // VMA log lines printed per fault (applog.go)
 }
 
 // New extracts the reference host into a new temporary directory.
@@ -141,7 +144,7 @@ func New(cfg Config, log *zap.Logger) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the demo host directory: %w", err)
 	}
-	h := &Host{cfg: cfg, log: log, faults: faults, dir: dir, scratch: filepath.Join(dir, "scratch"), now: time.Now}
+	h := &Host{cfg: cfg, log: log, faults: faults, dir: dir, scratch: filepath.Join(dir, "scratch"), now: time.Now, klog: newKernelLog()}
 	if err := os.Mkdir(h.scratch, 0o755); err != nil {
 		h.Close()
 		return nil, err

@@ -1,0 +1,454 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+
+	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/collector/logrules"
+)
+
+// KmsgDevice is the kernel log as /dev/kmsg presents it. The demo host
+// implements it with a fake kernel buffer.
+type KmsgDevice interface {
+	// Read reads exactly one record into p, blocking until one is
+	// available. It returns an error wrapping syscall.EPIPE when records
+	// were overwritten before they could be read; the next Read goes on
+	// with the oldest record still in the buffer.
+	Read(p []byte) (int, error)
+	// Pending reports whether a record (or an overrun) is ready to be read
+	// without blocking.
+	Pending() (bool, error)
+	// SeekEnd skips the records now in the buffer.
+	SeekEnd() error
+	// Close ends reading; a Read blocked in another goroutine returns.
+	Close() error
+}
+
+// KmsgOpener opens the kernel log.
+type KmsgOpener func() (KmsgDevice, error)
+
+// OpenDevKmsg returns a KmsgOpener for the character device at path,
+// normally /dev/kmsg.
+func OpenDevKmsg(path string) KmsgOpener {
+	return func() (KmsgDevice, error) {
+		// The Go runtime polls character devices that support poll(2),
+		// so Close unblocks a pending Read.
+		f, err := os.OpenFile(path, os.O_RDONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		return devKmsg{f}, nil
+	}
+}
+
+type devKmsg struct{ *os.File }
+
+// Pending polls the descriptor without blocking. SyscallConn keeps the
+// descriptor in the non-blocking mode the Go runtime poller uses.
+func (d devKmsg) Pending() (bool, error) {
+	rc, err := d.SyscallConn()
+	if err != nil {
+		return false, err
+	}
+	var ready bool
+	var perr error
+	err = rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, 0)
+			if err == unix.EINTR {
+				continue
+			}
+			ready, perr = n > 0 && fds[0].Revents != 0, err
+			return
+		}
+	})
+	if err != nil {
+		return false, err
+	}
+	return ready, perr
+}
+
+func (d devKmsg) SeekEnd() error {
+	_, err := d.Seek(0, io.SeekEnd)
+	return err
+}
+
+// KmsgConfig configures the kmsg collector.
+type KmsgConfig struct {
+	// Open opens the kernel log: OpenDevKmsg("/dev/kmsg") or a demo fake.
+	Open KmsgOpener
+	// Rules is the rule table; usually logrules.Load(file, KernelRules()).
+	Rules *logrules.Engine
+	// Replay counts the records still in the kernel buffer at start, so
+	// errors printed at boot or before a restart are seen. If false, only
+	// records logged after the start are counted.
+	Replay bool
+	// Filter selects devices; events of excluded devices are not counted.
+	Filter DeviceFilter
+	// BootTime is the wall-clock time of record timestamp zero; default
+	// now minus CLOCK_MONOTONIC, the clock printk stamps records with.
+	BootTime time.Time
+	// MaxSeries bounds the (driver, device, event) combinations kept;
+	// default 1000. Events past it are counted as dropped.
+	MaxSeries int
+	// PublishInterval coalesces the snapshots published between polls
+	// when records arrive in bursts; default 250 ms.
+	PublishInterval time.Duration
+}
+
+// Kmsg counts kernel log records that match the rule table, from
+// /dev/kmsg. It is an EventSource: a matching record is published within
+// PublishInterval, without waiting for the next poll.
+type Kmsg struct {
+	cfg KmsgConfig
+	log *zap.Logger
+
+	openMu  sync.Mutex
+	dev     KmsgDevice
+	openErr error // permanent: the device is absent or not readable
+
+	dirty atomic.Bool
+
+	mu         sync.Mutex
+	counts     map[kmsgKey]*kmsgCount
+	records    uint64
+	overruns   uint64
+	unparsable uint64
+	dropped    uint64
+	lastSeq    uint64
+	haveSeq    bool
+	readErr    error
+}
+
+type kmsgKey struct{ driver, device, event string }
+
+type kmsgCount struct {
+	n    uint64
+	last time.Time
+}
+
+var (
+	kmsgEventsDesc = exposition.MustNewDesc("nic_kernel_log_events_total",
+		"Kernel log records that matched a rule, by driver, device (PCI address, interface or RDMA device the line names; empty if none) and event.",
+		exposition.Counter, "driver", "device", "event")
+	kmsgLastDesc = exposition.MustNewDesc("nic_kernel_log_last_event_timestamp_seconds",
+		"Wall-clock time of the last kernel log record that matched, from the record's timestamp.",
+		exposition.Gauge, "driver", "device", "event")
+	kmsgRecordsDesc = exposition.MustNewDesc("nic_kernel_log_records_total",
+		"Kernel log records read from /dev/kmsg, matched or not.", exposition.Counter)
+	kmsgOverrunsDesc = exposition.MustNewDesc("nic_kernel_log_overruns_total",
+		"Times the kernel overwrote records before they were read (EPIPE from /dev/kmsg); events in them are lost.", exposition.Counter)
+	kmsgUnparsableDesc = exposition.MustNewDesc("nic_kernel_log_unparsable_records_total",
+		"Records read from /dev/kmsg that could not be parsed.", exposition.Counter)
+	kmsgDroppedDesc = exposition.MustNewDesc("nic_kernel_log_dropped_events_total",
+		"Matching records not counted because the number of (driver, device, event) series reached its limit.", exposition.Counter)
+)
+
+// NewKmsg returns a kmsg collector.
+func NewKmsg(cfg KmsgConfig, log *zap.Logger) *Kmsg {
+	if cfg.MaxSeries <= 0 {
+		cfg.MaxSeries = 1000
+	}
+	if cfg.PublishInterval <= 0 {
+		cfg.PublishInterval = 250 * time.Millisecond
+	}
+	if cfg.BootTime.IsZero() {
+		cfg.BootTime = monotonicBootTime()
+	}
+	return &Kmsg{cfg: cfg, log: log, counts: make(map[kmsgKey]*kmsgCount)}
+}
+
+// monotonicBootTime returns the wall-clock time at which CLOCK_MONOTONIC
+// was zero.
+func monotonicBootTime() time.Time {
+	var ts unix.Timespec
+	now := time.Now()
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return now
+	}
+	return now.Add(-time.Duration(ts.Nano()))
+}
+
+// Name implements Collector.
+func (*Kmsg) Name() string { return "kmsg" }
+
+// Update implements Collector. It renders the counts so far; the reading
+// happens in Watch. It fails if the kernel log cannot be read.
+func (k *Kmsg) Update(ctx context.Context, p *Poll) error {
+	if _, err := k.open(); err != nil {
+		return err
+	}
+	k.mu.Lock()
+	err := k.readErr
+	k.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	k.render(p.Builder)
+	return nil
+}
+
+// open opens the device once. An absent device is ErrNoSource; a device
+// that cannot be opened for lack of privilege is a permanent, clear error.
+func (k *Kmsg) open() (KmsgDevice, error) {
+	k.openMu.Lock()
+	defer k.openMu.Unlock()
+	if k.dev != nil || k.openErr != nil {
+		return k.dev, k.openErr
+	}
+	dev, err := k.cfg.Open()
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		k.openErr = fmt.Errorf("kernel log: %w: %v", ErrNoSource, err)
+		return nil, k.openErr
+	case errors.Is(err, fs.ErrPermission):
+		k.openErr = fmt.Errorf("reading the kernel log needs CAP_SYSLOG (or root); counting kernel log events is off: %w", err)
+		return nil, k.openErr
+	case err != nil:
+		return nil, fmt.Errorf("opening the kernel log: %w", err)
+	}
+	k.mu.Lock()
+	first := !k.haveSeq
+	k.mu.Unlock()
+	if first && !k.cfg.Replay {
+		if err := dev.SeekEnd(); err != nil {
+			dev.Close()
+			return nil, fmt.Errorf("seeking to the end of the kernel log: %w", err)
+		}
+	}
+	if err := k.catchUp(dev); err != nil {
+		dev.Close()
+		return nil, err
+	}
+	k.mu.Lock()
+	k.readErr = nil
+	k.mu.Unlock()
+	k.dev = dev
+	return dev, nil
+}
+
+// catchUpLimit bounds the synchronous reading at open; the kernel buffer
+// is a few megabytes at most, read in well under a second.
+const catchUpLimit = 10 * time.Second
+
+// catchUp counts the records ready now, before anyone reads the device
+// concurrently, so that the first poll already shows the replayed buffer
+// (and output on a fixed input, such as the demo host, is reproducible).
+func (k *Kmsg) catchUp(dev KmsgDevice) error {
+	buf := make([]byte, kmsgBufSize)
+	deadline := time.Now().Add(catchUpLimit)
+	for time.Now().Before(deadline) {
+		ready, err := dev.Pending()
+		if err != nil {
+			return fmt.Errorf("polling the kernel log: %w", err)
+		}
+		if !ready {
+			return nil
+		}
+		n, err := dev.Read(buf)
+		if errors.Is(err, syscall.EPIPE) {
+			k.mu.Lock()
+			k.overruns++
+			k.mu.Unlock()
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading the kernel log: %w", err)
+		}
+		k.record(buf[:n])
+	}
+	return nil
+}
+
+// reset forgets the open device after a read error, so that the next
+// Watch reopens it. Records already counted are skipped by sequence number.
+func (k *Kmsg) reset(dev KmsgDevice) {
+	k.openMu.Lock()
+	if k.dev == dev {
+		k.dev = nil
+	}
+	k.openMu.Unlock()
+	dev.Close()
+}
+
+// Watch implements EventSource: it reads records until ctx is done.
+func (k *Kmsg) Watch(ctx context.Context, publish func(render func(b *exposition.Builder))) error {
+	dev, err := k.open()
+	if errors.Is(err, ErrNoSource) {
+		return err
+	}
+	if err != nil {
+		k.openMu.Lock()
+		permanent := k.openErr != nil
+		k.openMu.Unlock()
+		if !permanent {
+			return err // the Runner retries with a back-off
+		}
+		// Update reports the error (up 0) at each poll, the Runner logs it
+		// once; retrying cannot help, so wait for the end.
+		<-ctx.Done()
+		return ctx.Err()
+	}
+
+	pctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(k.cfg.PublishInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-pctx.Done():
+				return
+			case <-t.C:
+				if k.dirty.Swap(false) {
+					publish(k.render)
+				}
+			}
+		}
+	}()
+	stop := context.AfterFunc(ctx, func() { dev.Close() })
+	defer stop()
+
+	err = k.readLoop(ctx, dev)
+	cancel()
+	wg.Wait()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	k.reset(dev)
+	k.mu.Lock()
+	k.readErr = err
+	k.mu.Unlock()
+	return err
+}
+
+// kmsgBufSize holds the largest record the kernel returns (its
+// CONSOLE_EXT_LOG_MAX is 8192 bytes).
+const kmsgBufSize = 16 << 10
+
+func (k *Kmsg) readLoop(ctx context.Context, dev KmsgDevice) error {
+	buf := make([]byte, kmsgBufSize)
+	for {
+		n, err := dev.Read(buf)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(err, syscall.EPIPE) {
+			k.mu.Lock()
+			k.overruns++
+			k.mu.Unlock()
+			k.dirty.Store(true)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading the kernel log: %w", err)
+		}
+		if k.record(buf[:n]) {
+			k.dirty.Store(true)
+		}
+		k.mu.Lock()
+		k.readErr = nil
+		k.mu.Unlock()
+	}
+}
+
+// record counts one raw record and reports whether the exported state
+// changed. Its cost per line is one parse (no allocation beyond the
+// message string) and the rule table's literal prefilter; the regular
+// expression of a rule runs only when its literal is in the line.
+func (k *Kmsg) record(raw []byte) bool {
+	r, err := parseKmsgRecord(raw)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if err != nil {
+		k.unparsable++
+		return true
+	}
+	if k.haveSeq && r.Seq <= k.lastSeq {
+		return false // already counted before a reopen
+	}
+	k.lastSeq, k.haveSeq = r.Seq, true
+	k.records++
+	m, ok := k.cfg.Rules.Match(r.Message)
+	if !ok {
+		return false
+	}
+	dev := m.Device
+	if dev == "" && m.Rule.Device == logrules.DevicePCI {
+		dev = pciFromDict(r.Device)
+	}
+	if dev != "" && !k.cfg.Filter.Match(dev) {
+		return false
+	}
+	key := kmsgKey{driver: m.Rule.Driver, device: dev, event: m.Rule.Event}
+	c := k.counts[key]
+	if c == nil {
+		if len(k.counts) >= k.cfg.MaxSeries {
+			if k.dropped == 0 {
+				k.log.Warn("too many kernel log event series; further ones are dropped",
+					zap.Int("limit", k.cfg.MaxSeries))
+			}
+			k.dropped++
+			return true
+		}
+		c = &kmsgCount{}
+		k.counts[key] = c
+	}
+	c.n++
+	c.last = k.cfg.BootTime.Add(r.Since)
+	return true
+}
+
+// render writes the complete current state.
+func (k *Kmsg) render(b *exposition.Builder) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	keys := make([]kmsgKey, 0, len(k.counts))
+	devices := make(map[string]bool)
+	for key := range k.counts {
+		keys = append(keys, key)
+		if key.device != "" {
+			devices[key.device] = true
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.driver != b.driver {
+			return a.driver < b.driver
+		}
+		if a.device != b.device {
+			return a.device < b.device
+		}
+		return a.event < b.event
+	})
+	for _, key := range keys {
+		b.Add(kmsgEventsDesc, float64(k.counts[key].n), key.driver, key.device, key.event)
+	}
+	for _, key := range keys {
+		last := k.counts[key].last
+		b.Add(kmsgLastDesc, float64(last.UnixNano())/1e9, key.driver, key.device, key.event)
+	}
+	b.Add(kmsgRecordsDesc, float64(k.records))
+	b.Add(kmsgOverrunsDesc, float64(k.overruns))
+	b.Add(kmsgUnparsableDesc, float64(k.unparsable))
+	b.Add(kmsgDroppedDesc, float64(k.dropped))
+	b.SetDevices(len(devices))
+}
+
+var _ EventSource = (*Kmsg)(nil)

@@ -1,0 +1,279 @@
+package logrules
+
+// The built-in tables are written against the format strings the drivers
+// print, read in their sources (file and function named in each rule's
+// Source). Kernel device messages reach /dev/kmsg with the dev_printk
+// prefix "<driver> <bus id>[ <interface>]: ", and mlx5 adds
+// "<function>:<line>:(pid <n>): " after it, so the expressions match the
+// format string's text, not the whole line. Where the vendor's
+// troubleshooting documentation quotes a text that the current source does
+// not print, the rule accepts both and its Source says so.
+
+// KernelRules returns the built-in rules for the kernel log: mlx5_core,
+// mlx5_ib, ena and the PCI core. Rules are tried in order; the first match
+// wins, so specific rules come before catch-all ones of the same driver.
+func KernelRules() []Rule {
+	return []Rule{
+		// mlx5_core: firmware and health (health.c).
+		{
+			Event: "mlx5_fw_fatal_error", Driver: "mlx5_core", Severity: SeverityCritical,
+			Regex:   `^mlx5_core\S* .*Fatal error \d+ detected`,
+			Runbook: "mlx5-firmware-fatal",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/health.c poll_health: \"Fatal error %u detected\"",
+		},
+		{
+			Event: "mlx5_health_compromised", Driver: "mlx5_core", Severity: SeverityCritical,
+			Regex:   `^mlx5_core\S* .*device's health compromised`,
+			Runbook: "mlx5-health-compromised",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/health.c poll_health: \"device's health compromised - reached miss count\"",
+		},
+		{
+			Event: "mlx5_fw_syndrome", Driver: "mlx5_core", Severity: SeverityCritical,
+			Regex:   `^mlx5_core\S* .*synd 0x[0-9a-f]+: (?:firmware internal error|irisc not responding|unrecoverable hardware error|firmware CRC error|ICM fetch PCI error|HW fatal error|async EQ buffer overrun|EQ error|Invalid EQ refe?renced|FFSER error|High tempe?rature|unrecognized error)`,
+			Runbook: "mlx5-firmware-fatal",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/health.c print_health_info: \"synd 0x%x: %s\" with hsynd_str()",
+		},
+		{
+			Event: "mlx5_pci_slot_unavailable", Driver: "mlx5_core", Severity: SeverityCritical,
+			Regex:   `^mlx5_core\S* .*PCI slot is unavailable`,
+			Runbook: "mlx5-health-compromised",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/health.c print_health_info: \"PCI slot is unavailable\"",
+		},
+		{
+			Event: "mlx5_health_recovery_failed", Driver: "mlx5_core", Severity: SeverityCritical,
+			Regex:   `^mlx5_core\S* .*health recovery (?:failed|flow aborted)`,
+			Runbook: "mlx5-health-compromised",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/health.c mlx5_health_try_recover: \"health recovery failed\", \"health recovery flow aborted, PCI reads still not working\"",
+		},
+		// mlx5_core: firmware commands (cmd.c).
+		{
+			Event: "mlx5_cmd_timeout", Driver: "mlx5_core", Severity: SeverityError,
+			Regex:   `^mlx5_core\S* .*\) timeout\. Will cause a leak of a command resource`,
+			Runbook: "mlx5-command-timeout",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/cmd.c wait_func: \"%s(0x%x) timeout. Will cause a leak of a command resource\"",
+		},
+		{
+			Event: "mlx5_cmd_no_completion", Driver: "mlx5_core", Severity: SeverityWarning,
+			Regex:   `^mlx5_core\S* .*cmd\[-?\d+\]: [A-Z0-9_]+\(0x[0-9a-f]+\) No done completion`,
+			Runbook: "mlx5-command-timeout",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/cmd.c wait_func_handle_exec_timeout: \"cmd[%d]: %s(0x%x) No done completion\"",
+		},
+		{
+			Event: "mlx5_cmd_bad_resource_state", Driver: "mlx5_core", Severity: SeverityError,
+			Regex:   `^(?:mlx5_core\S* .*|command )failed, status bad resource state\(0x[0-9a-f]+\)`,
+			Runbook: "mlx5-command-failed",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/cmd.c mlx5_cmd_out_err: \"%s(0x%x) op_mod(0x%x) failed, status %s(0x%x), ...\" with cmd_status_str() \"bad resource state\"; older drivers print \"command failed, status bad resource state(0x9)\"",
+		},
+		{
+			Event: "mlx5_cmd_out_of_resources", Driver: "mlx5_core", Severity: SeverityError,
+			Regex:   `^mlx5_core\S* .*failed, status (?:no resources|limits exceeded)\(0x[0-9a-f]+\)`,
+			Runbook: "mlx5-out-of-resources",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/cmd.c mlx5_cmd_out_err with cmd_status_str() \"no resources\" (MLX5_CMD_STAT_NO_RES_ERR) or \"limits exceeded\" (MLX5_CMD_STAT_LIM_ERR)",
+		},
+		{
+			Event: "mlx5_cmd_failed", Driver: "mlx5_core", Severity: SeverityWarning,
+			Regex:   `^mlx5_core\S* .*failed, status [a-zA-Z ()]+\(0x[0-9a-f]+\)`,
+			Runbook: "mlx5-command-failed",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/cmd.c mlx5_cmd_out_err, any other status",
+		},
+		{
+			Event: "mlx5_exec_cmd_failed", Driver: "mlx5_core", Severity: SeverityError,
+			Regex:   `^mlx5_core\S* .*exec cmd failed`,
+			Runbook: "mlx5-command-failed",
+			Source:  "NVIDIA ConnectX-7 user manual, troubleshooting table (\"exec cmd failed\"); not printed by the upstream mlx5_core sources read, kept for MLNX_OFED drivers",
+		},
+		// mlx5_core: asynchronous events (events.c, eq.c).
+		{
+			Event: "mlx5_port_module_error", Driver: "mlx5_core", Severity: SeverityError,
+			Regex:   `^mlx5_core\S* .*Port module event(?:\[error\]: module \d+|: module \d+, Cable error|: Error)`,
+			Runbook: "mlx5-port-module-error",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/events.c port_module: \"Port module event[error]: module %u, %s, %s\"; older kernels \"Port module event: module %u, Cable error\"",
+		},
+		{
+			Event: "mlx5_cq_overrun", Driver: "mlx5_core", Severity: SeverityError,
+			Regex:   `^mlx5_core\S* .*CQ error on CQN 0x[0-9a-f]+, syndrome? 0x1\b`,
+			Runbook: "mlx5-cq-overrun",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/eq.c cq_err_event_notifier: \"CQ error on CQN 0x%x, syndrome 0x%x\", syndrome 0x1 = MLX5_CQ_ERROR_SYNDROME_CQ_OVERRUN; the event reaches mlx5_ib (cq.c mlx5_ib_cq_event) as IB_EVENT_CQ_ERR",
+		},
+		{
+			Event: "mlx5_cq_error", Driver: "mlx5_core", Severity: SeverityError,
+			Regex:   `^mlx5_core\S* .*CQ error on CQN 0x[0-9a-f]+, syndrome? 0x[0-9a-f]+`,
+			Runbook: "mlx5-cq-overrun",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/eq.c cq_err_event_notifier, other syndromes (0x2 = access violation)",
+		},
+		{
+			Event: "mlx5_insufficient_power", Driver: "mlx5_core", Severity: SeverityError,
+			Regex:   `^mlx5_core\S* .*Detected insufficient power on the PCIe slot`,
+			Runbook: "mlx5-insufficient-power",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/events.c mlx5_pcie_event: \"Detected insufficient power on the PCIe slot (%uW).\"",
+		},
+		{
+			Event: "mlx5_high_temperature", Driver: "mlx5_core", Severity: SeverityWarning,
+			Regex:   `^mlx5_core\S* .*High temperature on sensors`,
+			Runbook: "mlx5-high-temperature",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/events.c temp_warn: \"High temperature on sensors with bit set %llx %llx\"",
+		},
+		// mlx5_core Ethernet (mlx5e) and the netdev watchdog.
+		{
+			Event: "mlx5e_tx_timeout", Driver: "mlx5_core", Severity: SeverityError, Device: DeviceInterface,
+			Regex:   `^mlx5_core\S* .*TX timeout on queue: \d+`,
+			Runbook: "tx-timeout",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/en/reporter_tx.c mlx5e_reporter_tx_timeout: \"TX timeout on queue: %d, SQ: 0x%x, ...\"",
+		},
+		{
+			Event: "netdev_watchdog", Driver: "mlx5_core", Severity: SeverityError, Device: DeviceInterface,
+			Regex:   `^mlx5_core \S+ \S+: NETDEV WATCHDOG: `,
+			Runbook: "tx-timeout",
+			Source:  "net/sched/sch_generic.c dev_watchdog: netdev_crit(\"NETDEV WATCHDOG: CPU: %d: transmit queue %u timed out %u ms\")",
+		},
+		{
+			Event: "netdev_watchdog", Driver: "mlx5_core", Severity: SeverityError,
+			Regex:   `NETDEV WATCHDOG: (?P<device>\S+) \(mlx5_core\): transmit queue \d+ timed out`,
+			Runbook: "tx-timeout",
+			Source:  "net/sched/sch_generic.c dev_watchdog, kernels before 6.9: \"NETDEV WATCHDOG: %s (%s): transmit queue %u timed out\"",
+		},
+		{
+			Event: "mlx5e_link_down", Driver: "mlx5_core", Severity: SeverityWarning, Device: DeviceInterface,
+			Regex:   `^mlx5_core \S+ \S+: Link down$`,
+			Runbook: "link-down",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/en_main.c mlx5e_update_carrier: netdev_info(\"Link down\")",
+		},
+		// mlx5_ib (drivers/infiniband/hw/mlx5/cq.c).
+		{
+			Event: "mlx5_ib_cq_unexpected_event", Driver: "mlx5_ib", Severity: SeverityWarning, Device: DeviceName,
+			Regex:   `^(?:infiniband )?(?P<device>mlx5_\d+):.*Unexpected event type \d+ on CQ [0-9a-f]+`,
+			Runbook: "mlx5-cq-overrun",
+			Source:  "drivers/infiniband/hw/mlx5/cq.c mlx5_ib_cq_event: \"Unexpected event type %d on CQ %06x\"",
+		},
+		{
+			Event: "mlx5_ib_wc_error", Driver: "mlx5_ib", Severity: SeverityWarning, Device: DeviceName,
+			Regex:   `^(?:infiniband )?(?P<device>mlx5_\d+):.*WC error: \d+, Message: `,
+			Runbook: "mlx5-ib-wc-error",
+			Source:  "drivers/infiniband/hw/mlx5/cq.c dump_cqe: \"WC error: %d, Message: %s\"",
+		},
+		// ena (drivers/net/ethernet/amazon/ena).
+		{
+			Event: "ena_keep_alive_timeout", Driver: "ena", Severity: SeverityError, Device: DeviceInterface,
+			Regex:   `^(?:ena |\[ENA_COM: ).*Keep alive watchdog timeout`,
+			Runbook: "ena-keep-alive-timeout",
+			Source:  "drivers/net/ethernet/amazon/ena/ena_netdev.c check_for_missing_keep_alive: \"Keep alive watchdog timeout.\"",
+		},
+		{
+			Event: "ena_reset_triggered", Driver: "ena", Severity: SeverityWarning, Device: DeviceInterface,
+			Regex:   `^(?:ena |\[ENA_COM: ).*Trigger reset is on`,
+			Runbook: "ena-device-reset",
+			Source:  "drivers/net/ethernet/amazon/ena/ena_netdev.c ena_timer_service: \"Trigger reset is on\"",
+		},
+		{
+			Event: "ena_reg_read_timeout", Driver: "ena", Severity: SeverityError, Device: DeviceInterface,
+			Regex:   `^(?:ena |\[ENA_COM: ).*[Rr]eading reg failed for timeout`,
+			Runbook: "ena-register-read-timeout",
+			Source:  "drivers/net/ethernet/amazon/ena/ena_com.c ena_com_reg_bar_read32: \"Reading reg failed for timeout. expected: req id[%u] offset[%u] actual: ...\" (\"reading reg\" in older drivers)",
+		},
+		{
+			Event: "ena_reset_reg_read_timeout", Driver: "ena", Severity: SeverityError, Device: DeviceInterface,
+			Regex:   `^(?:ena |\[ENA_COM: ).*Reg read32 timeout occurred`,
+			Runbook: "ena-register-read-timeout",
+			Source:  "drivers/net/ethernet/amazon/ena/ena_com.c ena_com_dev_reset: \"Reg read32 timeout occurred\"",
+		},
+		{
+			Event: "ena_missing_tx_completions", Driver: "ena", Severity: SeverityError, Device: DeviceInterface,
+			Regex:   `^(?:ena |\[ENA_COM: ).*The number of lost tx completions is above the threshold`,
+			Runbook: "tx-timeout",
+			Source:  "drivers/net/ethernet/amazon/ena/ena_netdev.c check_missing_comp_in_tx_queue: \"The number of lost tx completions is above the threshold (%d > %d). Reset the device\"",
+		},
+		{
+			Event: "ena_reset_failed", Driver: "ena", Severity: SeverityCritical, Device: DeviceInterface,
+			Regex:   `^(?:ena |\[ENA_COM: ).*Reset attempt failed\. Can not reset the device`,
+			Runbook: "ena-device-reset",
+			Source:  "drivers/net/ethernet/amazon/ena/ena_netdev.c ena_restore_device: \"Reset attempt failed. Can not reset the device\"",
+		},
+		{
+			Event: "ena_reset_completed", Driver: "ena", Severity: SeverityInfo, Device: DeviceInterface,
+			Regex:   `^(?:ena |\[ENA_COM: ).*Device reset completed successfully`,
+			Runbook: "ena-device-reset",
+			Source:  "drivers/net/ethernet/amazon/ena/ena_netdev.c ena_restore_device: \"Device reset completed successfully, Driver info: %s\" (newer: without the driver info)",
+		},
+		// PCI core, printed with the NIC driver's prefix.
+		{
+			Event: "pcie_link_limited", Driver: "pci", Severity: SeverityWarning,
+			Regex:   `^(?:mlx5_core|ena) \S+: .*available PCIe bandwidth, limited by [0-9.]+ GT/s PCIe x\d+ link at`,
+			Runbook: "pcie-link-degraded",
+			Source:  "drivers/pci/pci.c __pcie_print_link_status: \"%u.%03u Gb/s available PCIe bandwidth, limited by %s x%d link at %s (capable of ...)\"",
+		},
+	}
+}
+
+// VMARules returns the built-in rules for NVIDIA VMA (libvma) application
+// logs (VMA_LOG_FILE). libvma prefixes its lines with "VMA <LEVEL>:"; the
+// expressions match the message text after it.
+func VMARules() []Rule {
+	return []Rule{
+		{
+			Event: "vma_no_supported_devices", Driver: "vma", Severity: SeverityError, Device: DeviceNone,
+			Regex:   `No supported devices found|VMA does not detect IB capable devices|No IB capable devices found`,
+			Runbook: "vma-no-devices",
+			Source:  "libvma src/vma/dev/ib_ctx_handler_collection.cpp update_tbl: \"VMA does not detect IB capable devices\", \"No IB capable devices found!\"; VMA user manual: \"No supported devices found\"",
+		},
+		{
+			Event: "vma_buffer_pool_alloc_failed", Driver: "vma", Severity: SeverityError, Device: DeviceNone,
+			Regex:   `Failed to allocate buffer pool|failed allocating data memory block`,
+			Runbook: "vma-buffer-pool",
+			Source:  "libvma src/vma/dev/allocator.cpp: \"failed allocating data memory block\"; VMA user manual: \"Failed to allocate buffer pool\"",
+		},
+		{
+			Event: "vma_rx_buffers_exhausted", Driver: "vma", Severity: SeverityWarning, Device: DeviceNone,
+			Regex:   `Out of mem_buf_desc from Rx buffer pool`,
+			Runbook: "vma-buffer-pool",
+			Source:  "libvma src/vma/dev/cq_mgr.cpp request_more_buffers: \"WARNING Out of mem_buf_desc from Rx buffer pool for qp_mgr qp_mgr initialization\"",
+		},
+		{
+			Event: "vma_ring_alloc_failed", Driver: "vma", Severity: SeverityError, Device: DeviceNone,
+			Regex:   `Ring allocation failed|Failed to allocate qp_mgr|create qp failed`,
+			Runbook: "vma-ring-allocation",
+			Source:  "libvma src/vma/dev/ring_simple.cpp create_resources: \"Failed to allocate qp_mgr!\", \"create qp failed\"; VMA user manual: \"Ring allocation failed\"",
+		},
+		{
+			Event: "vma_socket_create_failed", Driver: "vma", Severity: SeverityError, Device: DeviceNone,
+			Regex:   `Cannot create socket`,
+			Runbook: "vma-socket",
+			Source:  "VMA user manual, troubleshooting: \"Cannot create socket\" (no such string in libvma master)",
+		},
+		{
+			Event: "vma_igmp_join_failed", Driver: "vma", Severity: SeverityError, Device: DeviceNone,
+			Regex:   `IGMP join failed`,
+			Runbook: "vma-igmp",
+			Source:  "VMA user manual, troubleshooting: \"IGMP join failed\" (no such string in libvma master)",
+		},
+		{
+			Event: "vma_memlock_limit", Driver: "vma", Severity: SeverityWarning, Device: DeviceNone,
+			Regex:   `Your current max locked memory is: -?\d+\. Please change it to unlimited`,
+			Runbook: "vma-memlock",
+			Source:  "libvma src/vma/main.cpp check_locked_mem: \"Your current max locked memory is: %ld. Please change it to unlimited.\"",
+		},
+		{
+			Event: "vma_hugepages_unavailable", Driver: "vma", Severity: SeverityWarning, Device: DeviceNone,
+			Regex:   `Not enough hugepage resources for VMA memory allocation`,
+			Runbook: "vma-hugepages",
+			Source:  "libvma src/vma/dev/allocator.cpp: \"* Not enough hugepage resources for VMA memory allocation.\"",
+		},
+		{
+			Event: "vma_daemon_unreachable", Driver: "vma", Severity: SeverityWarning, Device: DeviceNone,
+			Regex:   `Can not establish connection with the daemon \(vmad\)`,
+			Runbook: "vma-daemon",
+			Source:  "libvma 8.9.5 src/vma/util/agent.cpp: \"* Can not establish connection with the daemon (vmad).\"",
+		},
+		{
+			Event: "vma_not_offloaded", Driver: "vma", Severity: SeverityWarning, Device: DeviceNone,
+			Regex:   `(?:Interface|Bond) \S+ will not be offloaded|VMA cannot offload the device while RoCE LAG is enabled`,
+			Runbook: "vma-roce-lag",
+			Source:  "libvma src/vma/util/utils.cpp print_roce_lag_warnings: \"* Interface %s will not be offloaded.\"; src/vma/dev/net_device_val.cpp: \"* Bond %s will not be offloaded ...\"",
+		},
+		{
+			Event: "vma_preload_failed", Driver: "vma", Severity: SeverityError, Device: DeviceNone,
+			Regex:   `from LD_PRELOAD cannot be preloaded|Failed loading VMA library`,
+			Runbook: "vma-preload",
+			Source:  "glibc elf/rtld.c: \"ERROR: ld.so: object '%s' from LD_PRELOAD cannot be preloaded (%s): ignored.\"; libvma src/vma/util/sys_vars.cpp: \"* Failed loading VMA library!\"",
+		},
+	}
+}
