@@ -251,3 +251,30 @@ func (s *stack) testDashboards(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryAlertHasAPanel checks the last link of metric → alert →
+// runbook → panel: every alert reads at least one metric that a dashboard
+// panel also shows, so the engineer who gets the alert finds its signal on
+// a dashboard.
+func TestEveryAlertHasAPanel(t *testing.T) {
+	shown := make(map[string]bool)
+	for _, d := range readDashboards(t) {
+		for _, p := range allPanels(d.Panels) {
+			for _, tg := range p.Targets {
+				for _, m := range metricNames(tg.Expr) {
+					shown[m] = true
+				}
+			}
+		}
+	}
+	alerts := alertRules(t)
+	for _, name := range sortedKeys(alerts) {
+		found := false
+		for _, m := range metricNames(exprOf(alerts[name])) {
+			found = found || shown[m]
+		}
+		if !found {
+			t.Errorf("alert %s: no dashboard panel shows any of %v", name, metricNames(exprOf(alerts[name])))
+		}
+	}
+}
