@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -186,6 +187,33 @@ func collectorSpecs() []collectorSpec {
 						cfg.Globs, cfg.FromStart, cfg.TrimPrefix = []string{env.demo.VMALogGlob()}, true, env.demo.Dir()
 					}
 					return collector.NewApplog(cfg, log)
+				}
+			},
+		},
+		{
+			name:            "devlink",
+			help:            "devlink health reporters (mlx5 fw, fw_fatal, vnic, tx, rx), device info and health events, with evidence capture.",
+			defaultInterval: "10s",
+			defaultTimeout:  "8s",
+			extraFlags: func(app *kingpin.Application, cf *collectorFlags) func(sources, collector.DeviceFilter, *zap.Logger) (collector.Collector, error) {
+				p := "collector." + cf.spec.name
+				var capture collector.CaptureConfig
+				app.Flag(p+".capture-dir", "Directory to write evidence to when a devlink health reporter goes to error: reporter attributes, diagnose and dump as one JSON file. Off when empty.").StringVar(&capture.Dir)
+				app.Flag(p+".capture-max-files", "Most evidence files kept in --"+p+".capture-dir; the oldest are removed first.").Default("100").IntVar(&capture.MaxFiles)
+				app.Flag(p+".capture-max-bytes", "Most bytes of evidence kept in --"+p+".capture-dir; the oldest files are removed first, the newest is always kept.").Default("67108864").Int64Var(&capture.MaxBytes)
+				return func(env sources, f collector.DeviceFilter, log *zap.Logger) (collector.Collector, error) {
+					if capture.Dir != "" {
+						// Fail at start, not at the first error worth capturing.
+						if err := os.MkdirAll(capture.Dir, 0o750); err != nil {
+							return nil, fmt.Errorf("--%s.capture-dir: %w", p, err)
+						}
+					}
+					cfg := collector.DevlinkConfig{Filter: f, Capture: capture, Open: collector.OpenDevlink}
+					if env.demo != nil {
+						dl := env.demo.Devlink()
+						cfg.Open = func() (collector.DevlinkSource, error) { return dl, nil }
+					}
+					return collector.NewDevlink(cfg, log), nil
 				}
 			},
 		},

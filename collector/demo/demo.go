@@ -56,7 +56,7 @@ type part struct {
 
 // parts lists the parts of the reference host.
 func parts() []part {
-	return []part{netdevPart, infinibandPart, vmaPart, ethtoolPart, kmsgPart, applogPart}
+	return []part{netdevPart, infinibandPart, vmaPart, ethtoolPart, kmsgPart, applogPart, devlinkPart}
 }
 
 // faultHelp returns every known fault with what it does.

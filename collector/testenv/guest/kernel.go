@@ -32,14 +32,15 @@ const sourcePackage = "linux-source-6.1"
 
 // CacheDir returns the directory prepared kernels are cached in:
 // $NIC_EXPORTER_GUEST_CACHE, else nic_exporter-guest in the user's cache
-// directory ($XDG_CACHE_HOME or ~/.cache).
+// directory ($XDG_CACHE_HOME or ~/.cache), else (no home directory, as in
+// some CI containers) in the temporary directory.
 func CacheDir() (string, error) {
 	if d := os.Getenv("NIC_EXPORTER_GUEST_CACHE"); d != "" {
 		return d, nil
 	}
 	d, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("finding the user cache directory: %w", err)
+		return filepath.Join(os.TempDir(), fmt.Sprintf("nic_exporter-guest-%d", os.Getuid())), nil
 	}
 	return filepath.Join(d, "nic_exporter-guest"), nil
 }

@@ -1,0 +1,335 @@
+//go:build linux
+
+package devlink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mdlayher/genetlink"
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// client is the Linux implementation on a generic netlink connection.
+type client struct {
+	mu   sync.Mutex // one request at a time, with its deadline
+	conn *genetlink.Conn
+	// redial opens a fresh request socket after one was abandoned
+	// mid-reply (nil in tests); stale is set until then.
+	redial func() (*genetlink.Conn, error)
+	stale  bool
+	family genetlink.Family
+	group  uint32 // id of the "config" multicast group; 0 if absent
+	// dialEvents opens the second connection Watch listens on.
+	dialEvents func() (eventConn, error)
+}
+
+// eventConn is the part of a genetlink.Conn that Watch uses.
+type eventConn interface {
+	JoinGroup(group uint32) error
+	Receive() ([]genetlink.Message, []netlink.Message, error)
+	SetReadDeadline(t time.Time) error
+	Close() error
+}
+
+func newClient() (*client, error) {
+	conn, err := genetlink.Dial(nil)
+	if err != nil {
+		return nil, errorf("opening generic netlink", err)
+	}
+	c, err := initClient(conn, func() (eventConn, error) {
+		ec, err := genetlink.Dial(nil)
+		if err != nil {
+			return nil, err
+		}
+		// Health events come in bursts (error, then healthy a moment
+		// later, for every reporter of a failing device): a larger
+		// buffer makes overruns rarer. Best effort.
+		_ = ec.SetReadBuffer(1 << 20)
+		return ec, nil
+	})
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	c.redial = func() (*genetlink.Conn, error) { return genetlink.Dial(nil) }
+	return c, nil
+}
+
+// initClient resolves the devlink family on conn. Tests hand in a fake
+// connection.
+func initClient(conn *genetlink.Conn, dialEvents func() (eventConn, error)) (*client, error) {
+	f, err := conn.GetFamily(unix.DEVLINK_GENL_NAME)
+	if err != nil {
+		// A missing family is ENOENT, which satisfies os.ErrNotExist.
+		return nil, errorf("resolving the generic netlink family", err)
+	}
+	c := &client{conn: conn, family: f, dialEvents: dialEvents}
+	for _, g := range f.Groups {
+		if g.Name == unix.DEVLINK_GENL_MCGRP_CONFIG_NAME {
+			c.group = g.ID
+		}
+	}
+	return c, nil
+}
+
+func (c *client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conn.Close()
+}
+
+// execute sends one request and returns the replies, honouring ctx's
+// deadline. Errors keep the errno so errors.Is works with os.ErrNotExist,
+// os.ErrPermission and errors.ErrUnsupported.
+func (c *client) execute(ctx context.Context, op string, cmd uint8, flags netlink.HeaderFlags, encode func(*netlink.AttributeEncoder)) ([]genetlink.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, errorf(op, err)
+	}
+	var data []byte
+	if encode != nil {
+		ae := netlink.NewAttributeEncoder()
+		encode(ae)
+		var err error
+		if data, err = ae.Encode(); err != nil {
+			return nil, errorf(op, err)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stale && c.redial != nil {
+		// The last request was abandoned at its deadline: the rest of its
+		// reply may still be queued on the socket and would be taken for
+		// the reply to this one.
+		conn, err := c.redial()
+		if err != nil {
+			return nil, errorf(op, fmt.Errorf("reopening the netlink socket: %w", err))
+		}
+		c.conn.Close()
+		c.conn, c.stale = conn, false
+	}
+	if d, ok := ctx.Deadline(); ok {
+		// Best effort: a socket without deadlines (a test's fake) or a
+		// closed one (which fails the request anyway) refuses it.
+		if err := c.conn.SetDeadline(d); err == nil {
+			defer c.conn.SetDeadline(time.Time{})
+		}
+	}
+	msgs, err := c.conn.Execute(genetlink.Message{
+		Header: genetlink.Header{Command: cmd, Version: c.family.Version},
+		Data:   data,
+	}, c.family.ID, netlink.Request|flags)
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			c.stale = true
+			if ctx.Err() != nil {
+				err = ctx.Err()
+			}
+		}
+		return nil, errorf(op, err)
+	}
+	return msgs, nil
+}
+
+// dump runs a dump request and decodes each reply with parse.
+func dump[T any](ctx context.Context, c *client, op string, cmd uint8, parse func([]byte) (T, error)) ([]T, error) {
+	msgs, err := c.execute(ctx, op, cmd, netlink.Dump, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(msgs))
+	for _, m := range msgs {
+		v, err := parse(m.Data)
+		if err != nil {
+			return nil, errorf(op, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func (c *client) Devices(ctx context.Context) ([]Device, error) {
+	return dump(ctx, c, "listing devices", unix.DEVLINK_CMD_GET, parseDevice)
+}
+
+func (c *client) Ports(ctx context.Context) ([]Port, error) {
+	return dump(ctx, c, "listing ports", unix.DEVLINK_CMD_PORT_GET, parsePort)
+}
+
+func (c *client) HealthReporters(ctx context.Context) ([]HealthReporter, error) {
+	return dump(ctx, c, "listing health reporters", unix.DEVLINK_CMD_HEALTH_REPORTER_GET, parseReporter)
+}
+
+// single decodes the one reply of a request.
+func single[T any](msgs []genetlink.Message, op string, parse func([]byte) (T, error)) (T, error) {
+	var zero T
+	if len(msgs) != 1 {
+		return zero, errorf(op, fmt.Errorf("%d replies, want 1", len(msgs)))
+	}
+	v, err := parse(msgs[0].Data)
+	if err != nil {
+		return zero, errorf(op, err)
+	}
+	return v, nil
+}
+
+func (c *client) Info(ctx context.Context, h Handle) (Info, error) {
+	op := "reading info of " + h.String()
+	msgs, err := c.execute(ctx, op, unix.DEVLINK_CMD_INFO_GET, 0, func(ae *netlink.AttributeEncoder) {
+		encodeHandle(ae, h)
+	})
+	if err != nil {
+		return Info{}, err
+	}
+	return single(msgs, op, parseInfo)
+}
+
+func (c *client) HealthReporter(ctx context.Context, id ReporterID) (HealthReporter, error) {
+	op := "reading health reporter " + id.String()
+	msgs, err := c.execute(ctx, op, unix.DEVLINK_CMD_HEALTH_REPORTER_GET, 0, func(ae *netlink.AttributeEncoder) {
+		encodeReporterID(ae, id)
+	})
+	if err != nil {
+		return HealthReporter{}, err
+	}
+	return single(msgs, op, parseReporter)
+}
+
+func (c *client) fmsg(ctx context.Context, op string, cmd uint8, flags netlink.HeaderFlags, id ReporterID) (Object, error) {
+	msgs, err := c.execute(ctx, op, cmd, flags, func(ae *netlink.AttributeEncoder) {
+		encodeReporterID(ae, id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	payloads := make([][]byte, len(msgs))
+	for i, m := range msgs {
+		payloads[i] = m.Data
+	}
+	o, err := decodeFmsg(payloads)
+	if err != nil {
+		return nil, errorf(op, err)
+	}
+	return o, nil
+}
+
+func (c *client) Diagnose(ctx context.Context, id ReporterID) (Object, error) {
+	return c.fmsg(ctx, "diagnosing "+id.String(), unix.DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE, 0, id)
+}
+
+func (c *client) Dump(ctx context.Context, id ReporterID) (Object, error) {
+	return c.fmsg(ctx, "dumping "+id.String(), unix.DEVLINK_CMD_HEALTH_REPORTER_DUMP_GET, netlink.Dump, id)
+}
+
+func (c *client) SetHealthReporter(ctx context.Context, id ReporterID, s HealthReporterSettings) error {
+	_, err := c.execute(ctx, "setting "+id.String(), unix.DEVLINK_CMD_HEALTH_REPORTER_SET, netlink.Acknowledge, func(ae *netlink.AttributeEncoder) {
+		encodeReporterID(ae, id)
+		if s.GracefulPeriod != nil {
+			ae.Uint64(unix.DEVLINK_ATTR_HEALTH_REPORTER_GRACEFUL_PERIOD, uint64(s.GracefulPeriod.Milliseconds()))
+		}
+		if s.AutoRecover != nil {
+			ae.Uint8(unix.DEVLINK_ATTR_HEALTH_REPORTER_AUTO_RECOVER, boolByte(*s.AutoRecover))
+		}
+		if s.AutoDump != nil {
+			ae.Uint8(unix.DEVLINK_ATTR_HEALTH_REPORTER_AUTO_DUMP, boolByte(*s.AutoDump))
+		}
+	})
+	return err
+}
+
+func (c *client) Recover(ctx context.Context, id ReporterID) error {
+	_, err := c.execute(ctx, "recovering "+id.String(), unix.DEVLINK_CMD_HEALTH_REPORTER_RECOVER, netlink.Acknowledge, func(ae *netlink.AttributeEncoder) {
+		encodeReporterID(ae, id)
+	})
+	return err
+}
+
+func boolByte(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (c *client) Watch(ctx context.Context, fn func(Event)) error {
+	if c.group == 0 {
+		return errorf("watching events", fmt.Errorf("family has no %q multicast group: %w", unix.DEVLINK_GENL_MCGRP_CONFIG_NAME, os.ErrNotExist))
+	}
+	ec, err := c.dialEvents()
+	if err != nil {
+		return errorf("opening the event socket", err)
+	}
+	defer ec.Close()
+	if err := ec.JoinGroup(c.group); err != nil {
+		return errorf("joining the config multicast group", err)
+	}
+	// Cancellation interrupts a blocked Receive through the deadline.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = ec.SetReadDeadline(time.Now())
+		case <-stop:
+		}
+	}()
+	for {
+		msgs, _, err := ec.Receive()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(err, syscall.ENOBUFS) {
+			fn(Event{Kind: EventOverrun})
+			continue
+		}
+		if err != nil {
+			return errorf("receiving events", err)
+		}
+		for _, m := range msgs {
+			if ev, ok := decodeEvent(m); ok {
+				fn(ev)
+			}
+		}
+	}
+}
+
+// decodeEvent turns one notification into an Event. Notifications of
+// other kinds (parameters, regions, traps) and undecodable ones are
+// dropped: the next poll reads the state anyway.
+func decodeEvent(m genetlink.Message) (Event, bool) {
+	switch m.Header.Command {
+	case unix.DEVLINK_CMD_HEALTH_REPORTER_RECOVER:
+		r, err := parseReporter(m.Data)
+		if err != nil {
+			return Event{}, false
+		}
+		return Event{Kind: EventHealth, Reporter: &r}, true
+	case unix.DEVLINK_CMD_NEW, unix.DEVLINK_CMD_DEL:
+		d, err := parseDevice(m.Data)
+		if err != nil {
+			return Event{}, false
+		}
+		k := EventDeviceNew
+		if m.Header.Command == unix.DEVLINK_CMD_DEL {
+			k = EventDeviceDel
+		}
+		return Event{Kind: k, Device: &d}, true
+	case unix.DEVLINK_CMD_PORT_NEW, unix.DEVLINK_CMD_PORT_DEL:
+		p, err := parsePort(m.Data)
+		if err != nil {
+			return Event{}, false
+		}
+		k := EventPortNew
+		if m.Header.Command == unix.DEVLINK_CMD_PORT_DEL {
+			k = EventPortDel
+		}
+		return Event{Kind: k, Port: &p}, true
+	}
+	return Event{}, false
+}
