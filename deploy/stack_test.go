@@ -176,7 +176,9 @@ func waitHTTP(t *testing.T, p *process, url string) {
 func startExporter(t *testing.T, name, faults string) string {
 	t.Helper()
 	addr := freeAddr(t)
-	args := []string{"--web.listen-address=" + addr, "--demo", "--log.level=warn"}
+	// Evidence capture is on, so NICDevlinkEvidenceCaptured can fire.
+	args := []string{"--web.listen-address=" + addr, "--demo", "--log.level=warn",
+		"--collector.devlink.capture-dir=" + t.TempDir()}
 	if faults != "" {
 		args = append(args, "--demo.faults="+faults)
 	}
@@ -315,6 +317,12 @@ var faultAlerts = map[string]string{
 	"NICKernelLogHardwareEvent":       "mlx5_module_error",
 	"NICKernelLogENAReset":            "ena_reg_read_timeout",
 	"NICAppLogVMAErrors":              "vma_daemon_down",
+	"NICDevlinkFwFatalError":          "fw_fatal",
+	"NICDevlinkFwError":               "fw",
+	"NICDevlinkVnicError":             "vnic",
+	"NICDevlinkReporterStuck":         "fw",
+	"NICDevlinkEvidenceCaptured":      "fw_fatal",
+	"NICKernelLogFirmwareError":       "fw_fatal",
 }
 
 // faultStart is when every fault begins on the faulty demo host: after
@@ -347,7 +355,7 @@ var quietAlerts = map[string]string{
 	"NICModuleEvent":                        "no demo fault makes module events",
 	"NICVMAStatsStale":                      "the demo's statistics file always accepts the reader handshake",
 	"NICVMAStatsFilesRejected":              "the demo's statistics directory holds only the application's valid file",
-	"NICKernelLogFirmwareError":             "the demo's firmware error lines come with the devlink part's fw_fatal fault",
+	"NICDevlinkTxRxErrors":                  "no demo fault breaks a tx or rx queue",
 	"NICKernelLogTxTimeout":                 "no demo fault logs a transmit timeout",
 }
 
