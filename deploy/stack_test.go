@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/nic-exporter/nic_exporter/collector/testenv"
 )
 
@@ -257,8 +259,8 @@ type notification struct {
 	Annotations map[string]string `json:"annotations"`
 }
 
-// webhook receives Alertmanager's notifications for the receivers "pager"
-// (path /page) and "tickets" (path /ticket).
+// webhook receives Alertmanager's notifications; the path of each is the
+// name of the receiver it was routed to.
 type webhook struct {
 	mu     sync.Mutex
 	alerts []notification
@@ -385,29 +387,10 @@ func startStack(t *testing.T) *stack {
 	go func() { _ = hookSrv.Serve(l) }()
 	t.Cleanup(func() { _ = hookSrv.Shutdown(context.Background()) })
 
-	// Alertmanager routes severity=page to the pager and everything else
-	// to tickets, as docs/runbooks.md describes. group_wait and
-	// group_interval are 1 s so the test sees notifications at once.
 	amAddr := freeAddr(t)
-	amCfg := fmt.Sprintf(`route:
-  receiver: tickets
-  group_by: [alertname, instance]
-  group_wait: 1s
-  group_interval: 1s
-  repeat_interval: 1h
-  routes:
-    - receiver: pager
-      matchers: ['severity="page"']
-receivers:
-  - name: pager
-    webhook_configs:
-      - url: http://%[1]s/page
-  - name: tickets
-    webhook_configs:
-      - url: http://%[1]s/ticket
-`, hookAddr)
+	amCfg := alertmanagerConfig(t, hookAddr)
 	amFile := filepath.Join(dir, "alertmanager.yml")
-	if err := os.WriteFile(amFile, []byte(amCfg), 0o644); err != nil {
+	if err := os.WriteFile(amFile, amCfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	am := startProcess(t, "alertmanager", alertmanager, "--config.file="+amFile,
@@ -487,6 +470,70 @@ scrape_configs:
 		return nil
 	})
 	return s
+}
+
+const alertmanagerFile = "alertmanager/alertmanager.yml"
+
+// alertmanagerConfig returns the shipped Alertmanager configuration with
+// every webhook pointed at the test's receiver (path /<receiver name>) and
+// every group_wait and group_interval at 1 s, so notifications arrive in
+// seconds. The routing tree and its matchers are used as shipped.
+func alertmanagerConfig(t *testing.T, hookAddr string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(alertmanagerFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Route     map[string]any   `json:"route"`
+		Receivers []map[string]any `json:"receivers"`
+		Rest      map[string]any   `json:"-"`
+	}
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		t.Fatalf("%s: %v", alertmanagerFile, err)
+	}
+	var shorten func(route map[string]any, top bool)
+	shorten = func(route map[string]any, top bool) {
+		for _, k := range []string{"group_wait", "group_interval"} {
+			if _, ok := route[k]; ok || top {
+				route[k] = "1s"
+			}
+		}
+		subs, _ := route["routes"].([]any)
+		for _, sub := range subs {
+			m, ok := sub.(map[string]any)
+			if !ok {
+				t.Fatalf("%s: a route is not a mapping: %v", alertmanagerFile, sub)
+			}
+			shorten(m, false)
+		}
+	}
+	shorten(cfg.Route, true)
+	for _, rc := range cfg.Receivers {
+		name, _ := rc["name"].(string)
+		hooks, _ := rc["webhook_configs"].([]any)
+		for _, h := range hooks {
+			m, ok := h.(map[string]any)
+			if !ok {
+				t.Fatalf("%s: receiver %s: a webhook is not a mapping", alertmanagerFile, name)
+			}
+			m["url"] = "http://" + hookAddr + "/" + name
+		}
+	}
+	out, err := yaml.Marshal(map[string]any{"route": cfg.Route, "receivers": cfg.Receivers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestAlertmanagerConfigChecks runs amtool check-config on the shipped
+// routing.
+func TestAlertmanagerConfigChecks(t *testing.T) {
+	amtool := testenv.LookPath(t, "amtool")
+	if out, err := exec.Command(amtool, "check-config", alertmanagerFile).CombinedOutput(); err != nil {
+		t.Fatalf("amtool check-config: %v\n%s", err, out)
+	}
 }
 
 func invert(m map[string]string) map[string]string {
@@ -655,48 +702,57 @@ func (s *stack) testRecordingRules(t *testing.T) {
 	}
 }
 
-// testRouting checks what reaches the webhook: the pages of the faulty
-// host at the pager, its warnings at the ticket receiver, and nothing at
+// testRouting checks what reaches the webhook through the shipped
+// Alertmanager routing: the pages of the faulty host at the pager, its
+// warnings at the ticket receiver, its info alerts nowhere, and nothing at
 // all from the healthy host.
 func (s *stack) testRouting(t *testing.T) {
 	alerts := alertRules(t)
 	// Only alerts with "for: 0m" can fire within the test.
-	wantPager := make(map[string]bool)
-	wantTickets := make(map[string]bool)
+	want := map[string]map[string]bool{"page": {}, "warning": {}, "info": {}}
 	for name := range faultAlerts {
 		r := alerts[name]
 		if r.For == nil || (*r.For != "0m" && *r.For != "0s") {
 			continue
 		}
-		if r.Labels["severity"] == "page" {
-			wantPager[name] = true
-		} else {
-			wantTickets[name] = true
+		want[r.Labels["severity"]][name] = true
+	}
+	for sev, names := range want {
+		if len(names) == 0 {
+			t.Fatalf("no %s alert with for: 0m among faultAlerts: its route is not tested", sev)
 		}
 	}
-	if len(wantTickets) == 0 {
-		t.Fatal("no warning alert with for: 0m among faultAlerts: the ticket route is not tested")
-	}
-	waitFor(t, fmt.Sprintf("notifications: pager %v, tickets %v", sortedKeys(wantPager), sortedKeys(wantTickets)), stackWait, func() error {
-		got := map[string]map[string]bool{"/page": {}, "/ticket": {}}
+	receiver := map[string]string{"page": "/pager", "warning": "/tickets"}
+	waitFor(t, fmt.Sprintf("notifications: pager %v, tickets %v", sortedKeys(want["page"]), sortedKeys(want["warning"])), stackWait, func() error {
+		got := make(map[string]map[string]bool)
 		for _, n := range s.hook.received() {
 			path := n.Receiver[strings.Index(n.Receiver, " ")+1:]
+			if got[path] == nil {
+				got[path] = make(map[string]bool)
+			}
 			if n.Labels["instance"] == s.faulty && n.Status == "firing" {
 				got[path][n.Labels["alertname"]] = true
 			}
 		}
-		for name := range wantPager {
-			if !got["/page"][name] {
-				return fmt.Errorf("page %s not received yet (pager has %v)", name, sortedKeys(got["/page"]))
-			}
-		}
-		for name := range wantTickets {
-			if !got["/ticket"][name] {
-				return fmt.Errorf("ticket %s not received yet (tickets has %v)", name, sortedKeys(got["/ticket"]))
+		for _, sev := range []string{"page", "warning"} {
+			for name := range want[sev] {
+				if !got[receiver[sev]][name] {
+					return fmt.Errorf("%s not received at %s yet (it has %v)", name, receiver[sev], sortedKeys(got[receiver[sev]]))
+				}
 			}
 		}
 		return nil
 	})
+	// The info alerts fire in Prometheus, yet reach no receiver.
+	for name := range want["info"] {
+		res, err := s.prom.query(fmt.Sprintf(`ALERTS{alertname=%q, alertstate="firing", instance=%q}`, name, s.faulty), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) == 0 {
+			t.Errorf("info alert %s does not fire for the faulty host, so its route is not tested", name)
+		}
+	}
 	for _, n := range s.hook.received() {
 		t.Logf("received at %s: %s %s severity=%s device=%s", n.Receiver, n.Status, n.Labels["alertname"], n.Labels["severity"], n.Labels["device"])
 	}
@@ -706,7 +762,7 @@ func (s *stack) testRouting(t *testing.T) {
 		switch {
 		case n.Labels["instance"] == s.healthy:
 			t.Errorf("the healthy demo host sent %s to %s", name, n.Receiver)
-		case (path == "/page") != (n.Labels["severity"] == "page"):
+		case path != receiver[n.Labels["severity"]]:
 			t.Errorf("%s with severity %q was routed to %s", name, n.Labels["severity"], n.Receiver)
 		case n.Annotations["runbook_url"] != alerts[name].Annotations["runbook_url"]:
 			t.Errorf("%s arrived with runbook_url %q", name, n.Annotations["runbook_url"])
