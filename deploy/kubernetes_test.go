@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -315,6 +316,16 @@ func TestPrometheusRuleMatchesRuleFiles(t *testing.T) {
 	var got monitoringv1.PrometheusRule
 	if err := yaml.UnmarshalStrict(b, &got); err != nil {
 		t.Fatalf("%s: %v", prometheusRuleFile, err)
+	}
+	// The Operator's CRD validates durations with this pattern on the
+	// server; a strict decode alone would not catch "5 m" or "1m30".
+	duration := regexp.MustCompile(`^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$`)
+	for _, g := range got.Spec.Groups {
+		for _, r := range g.Rules {
+			if r.For != nil && !duration.MatchString(string(*r.For)) {
+				t.Errorf("%s: for: %q is not a Prometheus Operator duration", r.Alert, *r.For)
+			}
+		}
 	}
 	if diff := cmp.Diff(want, &got); diff != "" {
 		t.Errorf("%s differs from the rule files (go test ./deploy -run TestPrometheusRuleMatchesRuleFiles -update regenerates it) (-want +got):\n%s", prometheusRuleFile, diff)
