@@ -127,7 +127,7 @@ func (e *exporter) get(t *testing.T, path string, header map[string]string) (str
 
 // demoArgs runs the demo with a frozen clock and faults, so the scrape is
 // reproducible.
-var demoArgs = []string{"--demo", "--demo.elapsed=10m", "--demo.faults=pcie_degraded@5m,link_flap@1m-3m"}
+var demoArgs = []string{"--demo", "--demo.elapsed=10m", "--demo.faults=pcie_degraded@5m,link_flap@1m-3m,fw_fatal@4m,fw@2m-3m,wd_expired@6m,ib_symbol_errors@8m,vma_no_buffers@7m"}
 
 // volatile lists the exporter's own families whose values depend on
 // timing; the golden file keeps their series but not their values.

@@ -182,6 +182,19 @@ func (h *Host) Elapsed() time.Duration {
 	return h.now().Sub(h.start)
 }
 
+// frozenEpoch is the wall-clock start of a demo host whose clock is
+// frozen (Config.Elapsed), so absolute timestamps are reproducible too.
+var frozenEpoch = time.Unix(1700000000, 0)
+
+// Start returns the wall-clock time the demo clock counts from: the real
+// start, or a fixed date when the clock is frozen.
+func (h *Host) Start() time.Time {
+	if h.cfg.Elapsed > 0 {
+		return frozenEpoch
+	}
+	return h.start
+}
+
 // Active reports whether the named fault is in effect now.
 func (h *Host) Active(name string) bool {
 	t := h.Elapsed()

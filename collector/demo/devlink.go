@@ -134,7 +134,7 @@ func (d *Devlink) state(r demoReporter) devlink.HealthReporter {
 			continue
 		}
 		errs++
-		at := d.h.start.Add(f.Start)
+		at := d.h.Start().Add(f.Start)
 		lastDump = &at
 		if f.End != 0 && t >= f.End {
 			recovers++

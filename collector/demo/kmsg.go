@@ -172,10 +172,7 @@ func (h *Host) updateKmsg() error {
 // count from. With a frozen clock it is a fixed date so output is
 // reproducible.
 func (h *Host) BootTime() time.Time {
-	if h.cfg.Elapsed > 0 {
-		return time.Unix(1700000000, 0).Add(-demoUptime)
-	}
-	return h.start.Add(-demoUptime)
+	return h.Start().Add(-demoUptime)
 }
 
 // KmsgReader reads the demo host's kernel log the way /dev/kmsg is read:
