@@ -423,3 +423,26 @@ func TestLogRulesHaveAlertsAndRunbooks(t *testing.T) {
 		}
 	}
 }
+
+// TestRunbooksNameOnlyExistingAlerts checks that every alert name the
+// runbooks mention (the conditions table, cross references) exists, so a
+// renamed alert cannot leave a stale reference behind.
+func TestRunbooksNameOnlyExistingAlerts(t *testing.T) {
+	b, err := os.ReadFile(runbooksFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alerts := alertRules(t)
+	mentioned := make(map[string]bool)
+	for _, name := range regexp.MustCompile("`(NIC[A-Za-z]+)`").FindAllStringSubmatch(string(b), -1) {
+		mentioned[name[1]] = true
+		if _, ok := alerts[name[1]]; !ok {
+			t.Errorf("%s mentions %s, which is no alert", runbooksFile, name[1])
+		}
+	}
+	for _, name := range sortedKeys(alerts) {
+		if !mentioned[name] {
+			t.Errorf("%s: the conditions table does not list %s", runbooksFile, name)
+		}
+	}
+}
