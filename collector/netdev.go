@@ -234,6 +234,12 @@ func (n *Netdev) read(dir, name string, p *Poll) (*netIface, string, error) {
 			// The driver does not support it; remember, so it is not read
 			// again for this interface.
 			n.unsupported.add(identity, rel)
+			if rel == "speed" {
+				// Drivers without a speed (loopback, IPoIB, many virtual
+				// devices) answer EINVAL: documented as an absent series,
+				// not an error.
+				return "", false
+			}
 		}
 		p.SourceError(filepath.Join(dir, rel), err)
 		return "", false
