@@ -2,9 +2,14 @@
 #
 #   docker build -t nic_exporter .
 #   docker run --rm --net=host --pid=host \
-#     -v /sys:/host/sys:ro -v /tmp:/host/tmp:ro --device /dev/kmsg \
+#     -v /sys:/host/sys:ro -v /tmp:/host/tmp --device /dev/kmsg \
 #     --cap-drop=ALL --cap-add=NET_ADMIN --cap-add=SYSLOG \
-#     nic_exporter --path.sysfs=/host/sys
+#     --cap-add=DAC_OVERRIDE --cap-add=SYS_PTRACE \
+#     nic_exporter --path.sysfs=/host/sys --collector.vma.stats-dir=/host/tmp
+#
+# /tmp is mounted read-write: the VMA collector increments reader_counter
+# in each vmastat file, or libvma stops refreshing it. The Kubernetes
+# DaemonSet (deploy/kubernetes) runs the same image with the same flags.
 #
 # Capabilities, by collector (see README "Required privileges"):
 #   NET_ADMIN  devlink health diagnose/dump (evidence capture) and dumps

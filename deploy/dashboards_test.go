@@ -1,0 +1,280 @@
+package deploy
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// dashboard is the part of a Grafana dashboard model the tests read.
+type dashboard struct {
+	UID        string  `json:"uid"`
+	Title      string  `json:"title"`
+	Panels     []panel `json:"panels"`
+	Templating struct {
+		List []variable `json:"list"`
+	} `json:"templating"`
+	Annotations struct {
+		List []struct {
+			Name       string         `json:"name"`
+			BuiltIn    int            `json:"builtIn"`
+			Datasource map[string]any `json:"datasource"`
+			Expr       string         `json:"expr"`
+		} `json:"list"`
+	} `json:"annotations"`
+}
+
+type panel struct {
+	Title      string         `json:"title"`
+	Type       string         `json:"type"`
+	Datasource map[string]any `json:"datasource"`
+	Panels     []panel        `json:"panels"`
+	Targets    []struct {
+		RefID      string         `json:"refId"`
+		Instant    bool           `json:"instant"`
+		Expr       string         `json:"expr"`
+		Datasource map[string]any `json:"datasource"`
+	} `json:"targets"`
+}
+
+type variable struct {
+	Name       string         `json:"name"`
+	Type       string         `json:"type"`
+	Query      any            `json:"query"`
+	Definition string         `json:"definition"`
+	Multi      bool           `json:"multi"`
+	Datasource map[string]any `json:"datasource"`
+}
+
+func readDashboards(t *testing.T) map[string]dashboard {
+	t.Helper()
+	files, err := filepath.Glob("../dashboards/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no dashboards in ../dashboards: %v", err)
+	}
+	out := make(map[string]dashboard)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d dashboard
+		dec := json.NewDecoder(strings.NewReader(string(b)))
+		if err := dec.Decode(&d); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out[filepath.Base(f)] = d
+	}
+	return out
+}
+
+// allPanels flattens rows.
+func allPanels(ps []panel) []panel {
+	var out []panel
+	for _, p := range ps {
+		out = append(out, p)
+		out = append(out, allPanels(p.Panels)...)
+	}
+	return out
+}
+
+const dsRef = "${datasource}"
+
+// TestDashboardsAreGeneric checks that no dashboard is tied to one
+// Grafana or one host: every panel, query, variable and annotation uses the
+// datasource variable, and no query names a host or device literally.
+func TestDashboardsAreGeneric(t *testing.T) {
+	literal := regexp.MustCompile(`\b(instance|device|job)\s*=~?\s*"[^$"]`)
+	uids := make(map[string]string)
+	for file, d := range readDashboards(t) {
+		if d.UID == "" || d.Title == "" {
+			t.Errorf("%s: needs a uid and a title", file)
+		}
+		if other, dup := uids[d.UID]; dup {
+			t.Errorf("%s and %s share uid %s", file, other, d.UID)
+		}
+		uids[d.UID] = file
+		hasDS := false
+		for _, v := range d.Templating.List {
+			if v.Type == "datasource" && v.Name == "datasource" {
+				hasDS = true
+			} else if v.Type == "query" && fmt.Sprint(v.Datasource["uid"]) != dsRef {
+				t.Errorf("%s: variable %s does not use %s", file, v.Name, dsRef)
+			}
+		}
+		if !hasDS {
+			t.Errorf("%s: no datasource variable", file)
+		}
+		n := 0
+		for _, p := range allPanels(d.Panels) {
+			if p.Type == "row" {
+				continue
+			}
+			if fmt.Sprint(p.Datasource["uid"]) != dsRef {
+				t.Errorf("%s panel %q: datasource %v, want %s", file, p.Title, p.Datasource, dsRef)
+			}
+			if len(p.Targets) == 0 {
+				t.Errorf("%s panel %q: no query", file, p.Title)
+			}
+			for _, tg := range p.Targets {
+				n++
+				if fmt.Sprint(tg.Datasource["uid"]) != dsRef {
+					t.Errorf("%s panel %q %s: datasource %v, want %s", file, p.Title, tg.RefID, tg.Datasource, dsRef)
+				}
+				if literal.MatchString(tg.Expr) {
+					t.Errorf("%s panel %q %s: hard-coded host, job or device in %q", file, p.Title, tg.RefID, tg.Expr)
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no panel queries", file)
+		}
+		for _, a := range d.Annotations.List {
+			if a.BuiltIn == 0 && fmt.Sprint(a.Datasource["uid"]) != dsRef {
+				t.Errorf("%s annotation %q: datasource %v, want %s", file, a.Name, a.Datasource, dsRef)
+			}
+		}
+	}
+}
+
+var labelValues = regexp.MustCompile(`^label_values\((.*),\s*([a-zA-Z_][a-zA-Z0-9_]*)\)$`)
+
+// substitute replaces the dashboard variables and Grafana's interval
+// variables in a query.
+func substitute(expr string, vars map[string]string) string {
+	for _, k := range []string{"__rate_interval", "__interval", "__range"} {
+		v := map[string]string{"__rate_interval": "1m", "__interval": "15s", "__range": "1h"}[k]
+		expr = strings.ReplaceAll(expr, "${"+k+"}", v)
+		expr = strings.ReplaceAll(expr, "$"+k, v)
+	}
+	for k, v := range vars {
+		expr = strings.ReplaceAll(expr, "${"+k+"}", v)
+		expr = strings.ReplaceAll(expr, "$"+k, v)
+	}
+	return expr
+}
+
+// testDashboards resolves each dashboard's variables against the real
+// Prometheus as Grafana would (the host variable set to the faulty demo
+// host, multi-value variables to all their values), then runs every panel
+// query and requires data, and every annotation query over the last minute.
+func (s *stack) testDashboards(t *testing.T) {
+	for file, d := range readDashboards(t) {
+		t.Run(file, func(t *testing.T) {
+			vars := make(map[string]string)
+			for _, v := range d.Templating.List {
+				if v.Type != "query" {
+					continue
+				}
+				def := v.Definition
+				if q, ok := v.Query.(map[string]any); ok {
+					def = fmt.Sprint(q["query"])
+				}
+				m := labelValues.FindStringSubmatch(strings.TrimSpace(def))
+				if m == nil {
+					t.Errorf("variable %s: query %q is not label_values(expr, label)", v.Name, def)
+					continue
+				}
+				res, err := s.prom.query(substitute(m[1], vars), false)
+				if err != nil {
+					t.Errorf("variable %s: %v", v.Name, err)
+					continue
+				}
+				var vals []string
+				seen := make(map[string]bool)
+				for _, r := range res {
+					if val := r.Metric[m[2]]; val != "" && !seen[val] {
+						seen[val] = true
+						vals = append(vals, val)
+					}
+				}
+				if len(vals) == 0 {
+					t.Errorf("variable %s: %q gives no values", v.Name, def)
+					continue
+				}
+				switch {
+				case v.Name == "instance":
+					if !seen[s.faulty] {
+						t.Errorf("variable instance: %v lacks the faulty demo host %s", vals, s.faulty)
+					}
+					vars[v.Name] = s.faulty
+				case v.Multi:
+					vars[v.Name] = strings.Join(vals, "|")
+				default:
+					vars[v.Name] = vals[0]
+				}
+			}
+			checks := make(map[string]func() error)
+			for _, p := range allPanels(d.Panels) {
+				for _, tg := range p.Targets {
+					expr := substitute(tg.Expr, vars)
+					if strings.Contains(expr, "$") {
+						t.Errorf("panel %q %s: unresolved variable in %q", p.Title, tg.RefID, expr)
+						continue
+					}
+					// Graphs are range queries, as Grafana runs them;
+					// stat, bar gauge and table panels instant ones.
+					rng := !tg.Instant
+					checks[fmt.Sprintf("panel %q %s: %s", p.Title, tg.RefID, expr)] = func() error {
+						res, err := s.prom.query(expr, rng)
+						if err != nil {
+							return err
+						}
+						if len(res) == 0 {
+							return fmt.Errorf("no data")
+						}
+						return nil
+					}
+				}
+			}
+			for _, a := range d.Annotations.List {
+				if a.BuiltIn != 0 {
+					continue
+				}
+				expr := substitute(a.Expr, vars)
+				checks[fmt.Sprintf("annotation %q: %s", a.Name, expr)] = func() error {
+					res, err := s.prom.query(expr, true)
+					if err != nil {
+						return err
+					}
+					if len(res) == 0 {
+						return fmt.Errorf("no events since the demo hosts started")
+					}
+					return nil
+				}
+			}
+			waitAll(t, stackWait, checks)
+		})
+	}
+}
+
+// TestEveryAlertHasAPanel checks the last link of metric → alert →
+// runbook → panel: every alert reads at least one metric that a dashboard
+// panel also shows, so the engineer who gets the alert finds its signal on
+// a dashboard.
+func TestEveryAlertHasAPanel(t *testing.T) {
+	shown := make(map[string]bool)
+	for _, d := range readDashboards(t) {
+		for _, p := range allPanels(d.Panels) {
+			for _, tg := range p.Targets {
+				for _, m := range metricNames(tg.Expr) {
+					shown[m] = true
+				}
+			}
+		}
+	}
+	alerts := alertRules(t)
+	for _, name := range sortedKeys(alerts) {
+		found := false
+		for _, m := range metricNames(exprOf(alerts[name])) {
+			found = found || shown[m]
+		}
+		if !found {
+			t.Errorf("alert %s: no dashboard panel shows any of %v", name, metricNames(exprOf(alerts[name])))
+		}
+	}
+}

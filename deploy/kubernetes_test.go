@@ -1,0 +1,333 @@
+package deploy
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "regenerate kubernetes/prometheusrule.yaml from the rule files")
+
+const (
+	kustomizeBase      = "kubernetes"
+	kernelLogComponent = "kubernetes/components/kernel-log"
+	prometheusRuleFile = "kubernetes/prometheusrule.yaml"
+)
+
+// rendered is the output of a kustomization, each object strictly decoded
+// into its Kubernetes API type.
+type rendered struct {
+	daemonSet      *appsv1.DaemonSet
+	service        *corev1.Service
+	serviceAccount *corev1.ServiceAccount
+	serviceMonitor *monitoringv1.ServiceMonitor
+	prometheusRule *monitoringv1.PrometheusRule
+}
+
+// render builds the kustomization in dir with the real kustomize library
+// and decodes every object strictly: an unknown or misspelt field, a
+// wrong type or an unexpected kind fails the test.
+func render(t *testing.T, fs filesys.FileSystem, dir string) rendered {
+	t.Helper()
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	m, err := k.Run(fs, dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	var out rendered
+	for _, res := range m.Resources() {
+		b, err := res.AsYAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		kind := res.GetKind()
+		var obj any
+		switch kind {
+		case "DaemonSet":
+			out.daemonSet = &appsv1.DaemonSet{}
+			obj = out.daemonSet
+		case "Service":
+			out.service = &corev1.Service{}
+			obj = out.service
+		case "ServiceAccount":
+			out.serviceAccount = &corev1.ServiceAccount{}
+			obj = out.serviceAccount
+		case "ServiceMonitor":
+			out.serviceMonitor = &monitoringv1.ServiceMonitor{}
+			obj = out.serviceMonitor
+		case "PrometheusRule":
+			out.prometheusRule = &monitoringv1.PrometheusRule{}
+			obj = out.prometheusRule
+		default:
+			t.Errorf("%s: unexpected kind %s", dir, kind)
+			continue
+		}
+		if err := yaml.UnmarshalStrict(b, obj); err != nil {
+			t.Errorf("%s: %s %s does not decode strictly into the API type: %v", dir, kind, res.GetName(), err)
+		}
+		want := map[string]string{
+			"DaemonSet": "apps/v1", "Service": "v1", "ServiceAccount": "v1",
+			"ServiceMonitor": "monitoring.coreos.com/v1", "PrometheusRule": "monitoring.coreos.com/v1",
+		}[kind]
+		if got := res.GetApiVersion(); got != want {
+			t.Errorf("%s: %s has apiVersion %s, want %s", dir, kind, got, want)
+		}
+		if res.GetNamespace() != "monitoring" {
+			t.Errorf("%s: %s %s in namespace %q, want monitoring", dir, kind, res.GetName(), res.GetNamespace())
+		}
+	}
+	if out.daemonSet == nil || out.service == nil || out.serviceAccount == nil || out.serviceMonitor == nil || out.prometheusRule == nil {
+		t.Fatalf("%s: want a DaemonSet, Service, ServiceAccount, ServiceMonitor and PrometheusRule, got %+v", dir, out)
+	}
+	return out
+}
+
+func container(t *testing.T, ds *appsv1.DaemonSet) corev1.Container {
+	t.Helper()
+	cs := ds.Spec.Template.Spec.Containers
+	if len(cs) != 1 {
+		t.Fatalf("DaemonSet has %d containers, want 1", len(cs))
+	}
+	return cs[0]
+}
+
+func capabilities(c corev1.Container) []string {
+	var out []string
+	if c.SecurityContext != nil && c.SecurityContext.Capabilities != nil {
+		for _, c := range c.SecurityContext.Capabilities.Add {
+			out = append(out, string(c))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func mounts(c corev1.Container) map[string]corev1.VolumeMount {
+	out := make(map[string]corev1.VolumeMount)
+	for _, m := range c.VolumeMounts {
+		out[m.MountPath] = m
+	}
+	return out
+}
+
+// TestKustomizeBase checks the base's manifests and what the issue asks of
+// the DaemonSet: host network and PID, /sys read-only, the VMA directory,
+// minimal capabilities, resources, tolerations; and that the exporter
+// accepts its arguments.
+func TestKustomizeBase(t *testing.T) {
+	r := render(t, filesys.MakeFsOnDisk(), kustomizeBase)
+	ds := r.daemonSet
+	spec := ds.Spec.Template.Spec
+	if !spec.HostNetwork || !spec.HostPID {
+		t.Errorf("hostNetwork %v, hostPID %v: want both", spec.HostNetwork, spec.HostPID)
+	}
+	if spec.DNSPolicy != corev1.DNSClusterFirstWithHostNet {
+		t.Errorf("dnsPolicy %s, want ClusterFirstWithHostNet with hostNetwork", spec.DNSPolicy)
+	}
+	if len(spec.Tolerations) != 1 || spec.Tolerations[0].Operator != corev1.TolerationOpExists || spec.Tolerations[0].Key != "" {
+		t.Errorf("tolerations %+v: want one that tolerates every taint", spec.Tolerations)
+	}
+	if spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
+		t.Error("the pod must not mount a service account token: the exporter uses no Kubernetes API")
+	}
+	c := container(t, ds)
+	sc := c.SecurityContext
+	switch {
+	case sc == nil || sc.Capabilities == nil:
+		t.Fatal("container has no security context with capabilities")
+	case len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL":
+		t.Errorf("capabilities drop %v, want [ALL]", sc.Capabilities.Drop)
+	case sc.Privileged == nil || *sc.Privileged:
+		t.Error("the base container must not be privileged")
+	case sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation:
+		t.Error("allowPrivilegeEscalation must be false")
+	case sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem:
+		t.Error("readOnlyRootFilesystem must be true")
+	}
+	if diff := cmp.Diff([]string{"DAC_OVERRIDE", "NET_ADMIN", "SYS_PTRACE"}, capabilities(c)); diff != "" {
+		t.Errorf("capabilities (-documented +manifest):\n%s", diff)
+	}
+	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
+		t.Errorf("resources %+v: want CPU and memory requests and a memory limit", c.Resources)
+	}
+	m := mounts(c)
+	if sys, ok := m["/host/sys"]; !ok || !sys.ReadOnly {
+		t.Errorf("/sys must be mounted read-only at /host/sys: %+v", sys)
+	}
+	if tmp, ok := m["/host/tmp"]; !ok || tmp.ReadOnly {
+		t.Errorf("the VMA statistics directory must be mounted read-write at /host/tmp (reader_counter): %+v", tmp)
+	}
+	if _, ok := m["/dev/kmsg"]; ok {
+		t.Error("the base must not mount /dev/kmsg: only the kernel-log component does, with privileges")
+	}
+	volumes := make(map[string]corev1.Volume)
+	for _, v := range spec.Volumes {
+		volumes[v.Name] = v
+	}
+	for _, vm := range c.VolumeMounts {
+		if _, ok := volumes[vm.Name]; !ok {
+			t.Errorf("mount %s uses volume %s, which the pod does not define", vm.MountPath, vm.Name)
+		}
+	}
+	joined := strings.Join(c.Args, " ")
+	for _, want := range []string{"--path.sysfs=/host/sys", "--collector.vma.stats-dir=/host/tmp"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("args %v lack %s", c.Args, want)
+		}
+	}
+	checkArgs(t, c.Args)
+
+	port := c.Ports[0]
+	if port.ContainerPort != 21180 || r.service.Spec.Ports[0].Port != 21180 {
+		t.Errorf("container port %d, service port %d: want the exporter's 21180", port.ContainerPort, r.service.Spec.Ports[0].Port)
+	}
+	if r.service.Spec.ClusterIP != corev1.ClusterIPNone {
+		t.Error("the Service must be headless: every pod is scraped, none is load-balanced")
+	}
+	if got := r.serviceMonitor.Spec.Endpoints; len(got) != 1 || got[0].Port != port.Name {
+		t.Errorf("ServiceMonitor endpoints %+v, want the port %q", got, port.Name)
+	}
+	sel := r.serviceMonitor.Spec.Selector.MatchLabels
+	for k, v := range sel {
+		if r.service.Labels[k] != v {
+			t.Errorf("ServiceMonitor selects %s=%s, the Service has %v", k, v, r.service.Labels)
+		}
+	}
+	for k, v := range r.service.Spec.Selector {
+		if ds.Spec.Template.Labels[k] != v {
+			t.Errorf("Service selects %s=%s, the pods have %v", k, v, ds.Spec.Template.Labels)
+		}
+	}
+}
+
+// checkArgs runs the exporter with the manifest's arguments and
+// --version, which kingpin acts on only after every earlier flag parsed:
+// a misspelt or removed flag fails here, not on a node.
+func checkArgs(t *testing.T, args []string) {
+	t.Helper()
+	out, err := exec.Command(exporterBinary, append(append([]string{}, args...), "--version")...).CombinedOutput()
+	if err != nil {
+		t.Errorf("nic_exporter rejects the DaemonSet's arguments %v: %v\n%s", args, err, out)
+	}
+}
+
+// TestKustomizeKernelLogComponent renders the base with the kernel-log
+// component and checks that it adds /dev/kmsg with what reading it needs.
+func TestKustomizeKernelLogComponent(t *testing.T) {
+	// kustomize refuses absolute paths, so the base is copied into an
+	// in-memory file system next to an overlay that uses the component,
+	// as an operator's overlay would.
+	fs := filesys.MakeFsInMemory()
+	err := filepath.WalkDir(kustomizeBase, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return fs.WriteFile("/"+filepath.ToSlash(path), b)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay := "resources:\n  - ../" + kustomizeBase + "\ncomponents:\n  - ../" + kernelLogComponent + "\n"
+	if err := fs.WriteFile("/overlay/kustomization.yaml", []byte(overlay)); err != nil {
+		t.Fatal(err)
+	}
+	r := render(t, fs, "/overlay")
+	c := container(t, r.daemonSet)
+	if sc := c.SecurityContext; sc.Privileged == nil || !*sc.Privileged {
+		t.Error("the kernel-log component must make the container privileged (device cgroup)")
+	}
+	if diff := cmp.Diff([]string{"DAC_OVERRIDE", "NET_ADMIN", "SYSLOG", "SYS_PTRACE"}, capabilities(c)); diff != "" {
+		t.Errorf("capabilities (-want +got):\n%s", diff)
+	}
+	if m, ok := mounts(c)["/dev/kmsg"]; !ok || !m.ReadOnly {
+		t.Errorf("/dev/kmsg mount %+v, want read-only", m)
+	}
+	var kmsg *corev1.Volume
+	for i, v := range r.daemonSet.Spec.Template.Spec.Volumes {
+		if v.Name == "kmsg" {
+			kmsg = &r.daemonSet.Spec.Template.Spec.Volumes[i]
+		}
+	}
+	if kmsg == nil || kmsg.HostPath == nil || kmsg.HostPath.Path != "/dev/kmsg" || kmsg.HostPath.Type == nil || *kmsg.HostPath.Type != corev1.HostPathCharDev {
+		t.Errorf("kmsg volume %+v, want hostPath /dev/kmsg of type CharDevice", kmsg)
+	}
+	// The base's mounts are still there.
+	if _, ok := mounts(c)["/host/sys"]; !ok {
+		t.Error("the component dropped the base's mounts")
+	}
+}
+
+// wantPrometheusRule is the PrometheusRule object generated from the
+// shipped rule files: their groups, alerts first, unchanged.
+func wantPrometheusRule(t *testing.T) *monitoringv1.PrometheusRule {
+	t.Helper()
+	groups := append(readRuleFile(t, alertsFile).Groups, readRuleFile(t, rulesFile).Groups...)
+	return &monitoringv1.PrometheusRule{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "monitoring.coreos.com/v1", Kind: "PrometheusRule"},
+		ObjectMeta: metav1.ObjectMeta{Name: "nic-exporter"},
+		Spec:       monitoringv1.PrometheusRuleSpec{Groups: groups},
+	}
+}
+
+const prometheusRuleHeader = `# Generated from deploy/prometheus/alerts.yml and rules.yml by
+#   go test ./deploy -run TestPrometheusRuleMatchesRuleFiles -update
+# Do not edit: the rule files are the single source, and the test fails
+# when this file differs from them.
+`
+
+// TestPrometheusRuleMatchesRuleFiles checks that the PrometheusRule
+// object carries exactly the groups of alerts.yml and rules.yml, so the
+// Operator deployment and a plain Prometheus never drift apart.
+func TestPrometheusRuleMatchesRuleFiles(t *testing.T) {
+	want := wantPrometheusRule(t)
+	if *update {
+		b, err := yaml.Marshal(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = bytes.Replace(b, []byte("  creationTimestamp: null\n"), nil, 1)
+		if err := os.WriteFile(prometheusRuleFile, append([]byte(prometheusRuleHeader), b...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(prometheusRuleFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got monitoringv1.PrometheusRule
+	if err := yaml.UnmarshalStrict(b, &got); err != nil {
+		t.Fatalf("%s: %v", prometheusRuleFile, err)
+	}
+	// The Operator's CRD validates durations with this pattern on the
+	// server; a strict decode alone would not catch "5 m" or "1m30".
+	duration := regexp.MustCompile(`^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$`)
+	for _, g := range got.Spec.Groups {
+		for _, r := range g.Rules {
+			if r.For != nil && !duration.MatchString(string(*r.For)) {
+				t.Errorf("%s: for: %q is not a Prometheus Operator duration", r.Alert, *r.For)
+			}
+		}
+	}
+	if diff := cmp.Diff(want, &got); diff != "" {
+		t.Errorf("%s differs from the rule files (go test ./deploy -run TestPrometheusRuleMatchesRuleFiles -update regenerates it) (-want +got):\n%s", prometheusRuleFile, diff)
+	}
+}

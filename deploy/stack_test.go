@@ -1,0 +1,791 @@
+package deploy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/nic-exporter/nic_exporter/collector/testenv"
+)
+
+// exporterBinary is nic_exporter, built once by TestMain for the tests
+// that run it.
+var exporterBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "nic_exporter-deploy-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	exporterBinary = filepath.Join(dir, "nic_exporter")
+	build := exec.Command("go", "build", "-o", exporterBinary, "../cmd/nic_exporter")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building nic_exporter: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// stackWait bounds every wait of the stack tests. The slowest condition,
+// NICLinkFlapping, needs the demo's second flap (20 s after the start);
+// everything else arrives within a few seconds.
+const stackWait = 60 * time.Second
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// process is a program the test started; its output goes to a file that
+// is shown when the test fails.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+}
+
+func startProcess(t *testing.T, name, bin string, args ...string) *process {
+	t.Helper()
+	p := &process{name: name, log: filepath.Join(t.TempDir(), name+".log"), done: make(chan struct{})}
+	out, err := os.Create(p.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Stdout, p.cmd.Stderr = out, out
+	if err := p.cmd.Start(); err != nil {
+		out.Close()
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		out.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(p.log)
+			if len(b) > 8000 {
+				b = b[len(b)-8000:]
+			}
+			t.Logf("%s log (tail):\n%s", name, b)
+		}
+	})
+	return p
+}
+
+// waitFor polls cond until it returns nil or the wait is over, then fails
+// the test with cond's last error.
+func waitFor(t *testing.T, what string, d time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting %v for %s: %v", d, what, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// waitAll polls every check that has not succeeded yet until each has
+// succeeded once or the wait is over, then reports the last error of each
+// check that never did. Conditions that hold only for a while (a port in
+// Polling) are caught whatever order the checks are in.
+func waitAll(t *testing.T, d time.Duration, checks map[string]func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	pending := make(map[string]func() error, len(checks))
+	for k, v := range checks {
+		pending[k] = v
+	}
+	last := make(map[string]error)
+	for {
+		for name, check := range pending {
+			if err := check(); err != nil {
+				last[name] = err
+			} else {
+				delete(pending, name)
+			}
+		}
+		if len(pending) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	for _, name := range sortedKeys(pending) {
+		t.Errorf("after %v: %s: %v", d, name, last[name])
+	}
+}
+
+func waitHTTP(t *testing.T, p *process, url string) {
+	t.Helper()
+	waitFor(t, p.name+" to answer "+url, 30*time.Second, func() error {
+		select {
+		case <-p.done:
+			return errors.New(p.name + " exited")
+		default:
+		}
+		resp, err := http.Get(url)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("HTTP %d", resp.StatusCode)
+		}
+		return nil
+	})
+}
+
+// startExporter runs nic_exporter --demo with the given fault schedule.
+func startExporter(t *testing.T, name, faults string) string {
+	t.Helper()
+	addr := freeAddr(t)
+	// Evidence capture is on, so NICDevlinkEvidenceCaptured can fire.
+	args := []string{"--web.listen-address=" + addr, "--demo", "--log.level=warn",
+		"--collector.devlink.capture-dir=" + t.TempDir()}
+	if faults != "" {
+		args = append(args, "--demo.faults="+faults)
+	}
+	p := startProcess(t, name, exporterBinary, args...)
+	waitHTTP(t, p, "http://"+addr+"/readyz")
+	return addr
+}
+
+// sample is one series of a Prometheus query result.
+type sample struct {
+	Metric map[string]string `json:"metric"`
+}
+
+// promAPI is a Prometheus server's HTTP API.
+type promAPI struct {
+	base  string
+	start time.Time // when the test's demo hosts started
+}
+
+// query runs an instant query, or a range query from the start of the
+// demo hosts until now (as a Grafana graph covers the time of interest)
+// when rng is set, and returns the series of the result. A parse or
+// evaluation error is returned as an error.
+func (p promAPI) query(expr string, rng bool) ([]sample, error) {
+	v := url.Values{"query": {expr}}
+	path := "/api/v1/query"
+	if rng {
+		path = "/api/v1/query_range"
+		v.Set("start", fmt.Sprint(p.start.Unix()))
+		v.Set("end", fmt.Sprint(time.Now().Unix()+1))
+		v.Set("step", "1")
+	}
+	var body struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			ResultType string          `json:"resultType"`
+			Result     json.RawMessage `json:"result"`
+		} `json:"data"`
+	}
+	if err := p.get(path+"?"+v.Encode(), &body); err != nil {
+		return nil, err
+	}
+	if body.Status != "success" {
+		return nil, fmt.Errorf("query %q: %s", expr, body.Error)
+	}
+	switch body.Data.ResultType {
+	case "vector", "matrix":
+		var out []sample
+		if err := json.Unmarshal(body.Data.Result, &out); err != nil {
+			return nil, fmt.Errorf("query %q: decoding the result: %w", expr, err)
+		}
+		return out, nil
+	default:
+		return []sample{{}}, nil
+	}
+}
+
+func (p promAPI) get(path string, into any) error {
+	resp, err := http.Get(p.base + path)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
+		return fmt.Errorf("GET %s: HTTP %d, decoding: %w", path, resp.StatusCode, err)
+	}
+	return nil
+}
+
+// notification is one alert of an Alertmanager webhook notification.
+type notification struct {
+	Receiver    string
+	Status      string            `json:"status"`
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+}
+
+// webhook receives Alertmanager's notifications; the path of each is the
+// name of the receiver it was routed to.
+type webhook struct {
+	mu     sync.Mutex
+	alerts []notification
+}
+
+func (w *webhook) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	var msg struct {
+		Receiver string         `json:"receiver"`
+		Alerts   []notification `json:"alerts"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
+		http.Error(rw, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, a := range msg.Alerts {
+		a.Receiver = msg.Receiver + " " + r.URL.Path
+		w.alerts = append(w.alerts, a)
+	}
+}
+
+func (w *webhook) received() []notification {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]notification(nil), w.alerts...)
+}
+
+// stack is a real Prometheus with the shipped rules, scraping a demo host
+// with faults and a healthy demo host, and sending alerts to a real
+// Alertmanager that routes pages and tickets to the test's webhook.
+type stack struct {
+	prom            promAPI
+	faulty, healthy string
+	hook            *webhook
+}
+
+// faultAlerts maps each alert that a demo fault sets off to that fault.
+// The faulty demo host runs all of them from its start.
+var faultAlerts = map[string]string{
+	"NICLinkDown":                     "link_down",
+	"NICLinkFlapping":                 "link_flap",
+	"NICPCIeLinkDegraded":             "pcie_degraded",
+	"NICInfiniBandPortNotLinkUp":      "ib_link_down",
+	"NICInfiniBandLinkDowned":         "ib_link_down",
+	"NICInfiniBandSymbolErrors":       "ib_symbol_errors",
+	"NICInfiniBandRNRRetriesExceeded": "rnr_retry",
+	"NICENAWatchdogExpired":           "wd_expired",
+	"NICENAAllowanceExceeded":         "bw_in_allowance",
+	"NICRxOutOfBuffer":                "rx_out_of_buffer",
+	"NICVMANoBuffers":                 "vma_no_buffers",
+	"NICVMADrops":                     "vma_no_buffers",
+	"NICVMAOSFallback":                "vma_os_fallback",
+	"NICKernelLogCommandErrors":       "mlx5_cmd_timeout",
+	"NICKernelLogCQErrors":            "mlx5_cq_overrun",
+	"NICKernelLogHardwareEvent":       "mlx5_module_error",
+	"NICKernelLogENAReset":            "ena_reg_read_timeout",
+	"NICAppLogVMAErrors":              "vma_daemon_down",
+	"NICDevlinkFwFatalError":          "fw_fatal",
+	"NICDevlinkFwError":               "fw",
+	"NICDevlinkVnicError":             "vnic",
+	"NICDevlinkReporterStuck":         "fw",
+	"NICDevlinkEvidenceCaptured":      "fw_fatal",
+	"NICKernelLogFirmwareError":       "fw_fatal",
+}
+
+// faultStart is when every fault begins on the faulty demo host: after
+// Prometheus has scraped the healthy state a few times, so a counter that
+// steps once when its fault begins (wd_expired, link_downed) is seen to
+// rise, and the dashboards' graphs show the state before the fault (the
+// link speed before the link went down), as they would on a real host.
+const faultStart = "10s"
+
+// quietAlerts are the alerts the demo host cannot set off, with the
+// reason. Their expressions must still parse, evaluate and find every
+// metric they read on the faulty demo host (log event series exist only
+// after a first match, so not on the healthy one); they must not fire for
+// either demo host.
+var quietAlerts = map[string]string{
+	"NICExporterDown":           "needs a target Prometheus cannot scrape; both demo exporters answer",
+	"NICExporterCollectorDown":  "needs a collector whose source fails; no demo fault breaks a source",
+	"NICExporterDevicesMissing": "needs a device that disappears after it was seen; the demo host keeps its devices",
+	"NICInfiniBandPortNotActive": "the demo's ib_link_down passes through INIT for 5 s only, 45 s after it starts, " +
+		"and the alert needs 5 minutes of it",
+	"NICInfiniBandTransportRetriesExceeded": "no demo fault exhausts transport retries",
+	"NICInfiniBandRemoteAccessErrors":       "no demo fault makes remote access errors",
+	"NICENATxTimeout":                       "no demo fault times out a transmit queue",
+	"NICENAAdminQueuePaused":                "no demo fault pauses the admin queue",
+	"NICENAMissingTxCompletions":            "no demo fault loses transmit completions",
+	"NICENAAllocationFailures":              "no demo fault makes allocations fail",
+	"NICENAConntrackAllowanceLow":           "no demo fault uses up the conntrack allowance",
+	"NICPhyDiscards":                        "no demo fault makes port discards",
+	"NICPhyErrors":                          "no demo fault makes CRC or symbol errors",
+	"NICModuleEvent":                        "no demo fault makes module events",
+	"NICVMAStatsStale":                      "the demo's statistics file always accepts the reader handshake",
+	"NICVMAStatsFilesRejected":              "the demo's statistics directory holds only the application's valid file",
+	"NICDevlinkTxRxErrors":                  "no demo fault breaks a tx or rx queue",
+	"NICKernelLogTxTimeout":                 "no demo fault logs a transmit timeout",
+}
+
+// otherDriverMetrics are metrics that alerts read but the demo host cannot
+// export, because they come from a driver the demo host does not have.
+// Every alert expression must still read at least one metric the demo
+// host exports.
+var otherDriverMetrics = map[string]string{
+	"nic_infiniband_hw_retry_rnr_exceeded_err_total": "Soft-RoCE (rxe) counter; the demo host has mlx5",
+	"nic_infiniband_hw_retry_exceeded_err_total":     "Soft-RoCE (rxe) counter; the demo host has mlx5",
+	"nic_ethtool_queue_tx_missing_tx_comp_total":     "older ENA drivers' name; the demo's ENA 2.x prints queue_N_tx_missed_tx",
+}
+
+func startStack(t *testing.T) *stack {
+	t.Helper()
+	prometheus := testenv.LookPath(t, "prometheus")
+	alertmanager := testenv.LookPath(t, "prometheus-alertmanager")
+	dir := t.TempDir()
+
+	hook := &webhook{}
+	hookAddr := freeAddr(t)
+	hookSrv := &http.Server{Addr: hookAddr, Handler: hook, ReadHeaderTimeout: 5 * time.Second}
+	l, err := net.Listen("tcp", hookAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = hookSrv.Serve(l) }()
+	t.Cleanup(func() { _ = hookSrv.Shutdown(context.Background()) })
+
+	amAddr := freeAddr(t)
+	amCfg := alertmanagerConfig(t, hookAddr)
+	amFile := filepath.Join(dir, "alertmanager.yml")
+	if err := os.WriteFile(amFile, amCfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	am := startProcess(t, "alertmanager", alertmanager, "--config.file="+amFile,
+		"--storage.path="+filepath.Join(dir, "am"), "--web.listen-address="+amAddr,
+		"--cluster.listen-address=")
+	waitHTTP(t, am, "http://"+amAddr+"/-/ready")
+
+	var faults []string
+	for _, f := range sortedKeys(invert(faultAlerts)) {
+		faults = append(faults, f+"@"+faultStart)
+	}
+	s := &stack{prom: promAPI{start: time.Now()}}
+	s.faulty = startExporter(t, "exporter-faulty", strings.Join(faults, ","))
+	s.healthy = startExporter(t, "exporter-healthy", "")
+	s.hook = hook
+
+	// The shipped rule files are used as they are: every "for:" in them
+	// is either 0 or longer than this test, and the test only asserts
+	// notifications for alerts with "for: 0m".
+	alerts, _ := filepath.Abs(alertsFile)
+	rules, _ := filepath.Abs(rulesFile)
+	// Scrapes every 2 s with a 2 s timeout: short enough for a test of
+	// seconds, long enough that an exporter starved of CPU by parallel
+	// tests is not taken for down.
+	promCfg := fmt.Sprintf(`global:
+  scrape_interval: 2s
+  scrape_timeout: 2s
+  evaluation_interval: 1s
+rule_files: [%q, %q]
+alerting:
+  alertmanagers:
+    - static_configs:
+        - targets: [%q]
+scrape_configs:
+  - job_name: nic_exporter
+    static_configs:
+      - targets: [%q, %q]
+`, alerts, rules, amAddr, s.faulty, s.healthy)
+	promFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(promFile, []byte(promCfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	promAddr := freeAddr(t)
+	prom := startProcess(t, "prometheus", prometheus, "--config.file="+promFile,
+		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+promAddr)
+	waitHTTP(t, prom, "http://"+promAddr+"/-/ready")
+	s.prom.base = "http://" + promAddr
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		var targets struct {
+			Data struct {
+				ActiveTargets []struct {
+					ScrapeURL  string `json:"scrapeUrl"`
+					Health     string `json:"health"`
+					LastError  string `json:"lastError"`
+					LastScrape string `json:"lastScrape"`
+				} `json:"activeTargets"`
+			} `json:"data"`
+		}
+		if err := s.prom.get("/api/v1/targets", &targets); err == nil {
+			t.Logf("Prometheus targets: %+v", targets.Data.ActiveTargets)
+		}
+	})
+
+	// Wait until both hosts have been scraped a few times, so rate() and
+	// increase() have samples to work on.
+	waitFor(t, "three scrapes of both demo hosts", stackWait, func() error {
+		res, err := s.prom.query(`count_over_time(up{job="nic_exporter"}[1m]) >= 3`, false)
+		if err != nil {
+			return err
+		}
+		if len(res) != 2 {
+			return fmt.Errorf("%d of 2 targets scraped 3 times", len(res))
+		}
+		return nil
+	})
+	return s
+}
+
+const alertmanagerFile = "alertmanager/alertmanager.yml"
+
+// alertmanagerConfig returns the shipped Alertmanager configuration with
+// every webhook pointed at the test's receiver (path /<receiver name>) and
+// every group_wait and group_interval at 1 s, so notifications arrive in
+// seconds. The routing tree and its matchers are used as shipped.
+func alertmanagerConfig(t *testing.T, hookAddr string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(alertmanagerFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Everything else in the file (global, inhibit_rules, templates) is
+	// kept as it is.
+	var cfg map[string]any
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		t.Fatalf("%s: %v", alertmanagerFile, err)
+	}
+	route, ok := cfg["route"].(map[string]any)
+	if !ok {
+		t.Fatalf("%s: no route", alertmanagerFile)
+	}
+	receivers, _ := cfg["receivers"].([]any)
+	var shorten func(route map[string]any, top bool)
+	shorten = func(route map[string]any, top bool) {
+		for _, k := range []string{"group_wait", "group_interval"} {
+			if _, ok := route[k]; ok || top {
+				route[k] = "1s"
+			}
+		}
+		subs, _ := route["routes"].([]any)
+		for _, sub := range subs {
+			m, ok := sub.(map[string]any)
+			if !ok {
+				t.Fatalf("%s: a route is not a mapping: %v", alertmanagerFile, sub)
+			}
+			shorten(m, false)
+		}
+	}
+	shorten(route, true)
+	for _, r := range receivers {
+		rc, ok := r.(map[string]any)
+		if !ok {
+			t.Fatalf("%s: a receiver is not a mapping: %v", alertmanagerFile, r)
+		}
+		name, _ := rc["name"].(string)
+		hooks, _ := rc["webhook_configs"].([]any)
+		for _, h := range hooks {
+			m, ok := h.(map[string]any)
+			if !ok {
+				t.Fatalf("%s: receiver %s: a webhook is not a mapping", alertmanagerFile, name)
+			}
+			m["url"] = "http://" + hookAddr + "/" + name
+		}
+	}
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestAlertmanagerConfigChecks runs amtool check-config on the shipped
+// routing.
+func TestAlertmanagerConfigChecks(t *testing.T) {
+	amtool := testenv.LookPath(t, "amtool")
+	if out, err := exec.Command(amtool, "check-config", alertmanagerFile).CombinedOutput(); err != nil {
+		t.Fatalf("amtool check-config: %v\n%s", err, out)
+	}
+}
+
+func invert(m map[string]string) map[string]string {
+	out := make(map[string]string)
+	for k, v := range m {
+		out[v] = k
+	}
+	return out
+}
+
+// metricNames returns the metric names an expression reads.
+var metricName = regexp.MustCompile(`\b(nic_[a-z0-9_]+|[a-z_]+:nic_[a-z0-9_]+:[a-z0-9_]+|up)\b`)
+
+func metricNames(expr string) []string {
+	seen := make(map[string]bool)
+	var out []string
+	for _, m := range metricName.FindAllString(expr, -1) {
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func instances(res []sample) map[string]bool {
+	out := make(map[string]bool)
+	for _, s := range res {
+		out[s.Metric["instance"]] = true
+	}
+	return out
+}
+
+// TestPrometheusStack runs the shipped rules and dashboards in a real
+// Prometheus against two demo hosts, one with every alerting fault and one
+// healthy, and the alerts through a real Alertmanager.
+func TestPrometheusStack(t *testing.T) {
+	s := startStack(t)
+	t.Run("rules load and evaluate", s.testRulesHealthy)
+	t.Run("alert expressions", s.testAlertExpressions)
+	t.Run("recording rules", s.testRecordingRules)
+	t.Run("dashboards", s.testDashboards)
+	t.Run("routing", s.testRouting)
+}
+
+func (s *stack) testRulesHealthy(t *testing.T) {
+	want := len(alertRules(t)) + len(recordingRules(t))
+	waitFor(t, "every rule evaluated without error", stackWait, func() error {
+		var body struct {
+			Data struct {
+				Groups []struct {
+					File  string `json:"file"`
+					Rules []struct {
+						Name           string `json:"name"`
+						Health         string `json:"health"`
+						LastError      string `json:"lastError"`
+						LastEvaluation string `json:"lastEvaluation"`
+					} `json:"rules"`
+				} `json:"groups"`
+			} `json:"data"`
+		}
+		if err := s.prom.get("/api/v1/rules", &body); err != nil {
+			return err
+		}
+		n := 0
+		for _, g := range body.Data.Groups {
+			for _, r := range g.Rules {
+				n++
+				if r.Health != "ok" || r.LastError != "" {
+					return fmt.Errorf("rule %s: health %q, error %q", r.Name, r.Health, r.LastError)
+				}
+			}
+		}
+		if n != want {
+			return fmt.Errorf("Prometheus loaded %d rules, the files have %d", n, want)
+		}
+		return nil
+	})
+}
+
+func (s *stack) testAlertExpressions(t *testing.T) {
+	alerts := alertRules(t)
+	for _, name := range sortedKeys(alerts) {
+		_, fault := faultAlerts[name]
+		_, quiet := quietAlerts[name]
+		if fault == quiet {
+			t.Errorf("alert %s must be listed in exactly one of faultAlerts (with the demo fault that sets it off) and quietAlerts (with the reason the demo cannot)", name)
+		}
+	}
+	// Every fault alert must match the faulty host at some point and never
+	// the healthy one.
+	checks := make(map[string]func() error)
+	var mu sync.Mutex
+	for _, name := range sortedKeys(faultAlerts) {
+		expr := exprOf(alerts[name])
+		checks[name+" matches the faulty demo host"] = func() error {
+			res, err := s.prom.query(expr, false)
+			if err != nil {
+				return err
+			}
+			got := instances(res)
+			if got[s.healthy] {
+				mu.Lock()
+				t.Errorf("%s matches the healthy demo host", name)
+				mu.Unlock()
+			}
+			if !got[s.faulty] {
+				return fmt.Errorf("matches %v, not yet the faulty host %s", got, s.faulty)
+			}
+			return nil
+		}
+	}
+	waitAll(t, stackWait, checks)
+	for _, name := range sortedKeys(alerts) {
+		expr := exprOf(alerts[name])
+		if _, ok := quietAlerts[name]; !ok {
+			continue
+		}
+		if _, err := s.prom.query(expr, false); err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		// Quiet means not firing. A condition may hold for a moment
+		// without a fault (a scrape of a CPU-starved exporter that times
+		// out makes up 0), which its "for:" is there to ride out.
+		res, err := s.prom.query(fmt.Sprintf(`ALERTS{alertname=%q, alertstate="firing"}`, name), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 0 {
+			t.Errorf("%s fires for %v on the demo hosts, which should leave it quiet", name, instances(res))
+		}
+		found := 0
+		for _, m := range metricNames(expr) {
+			res, err := s.prom.query(fmt.Sprintf(`group by (instance) ({__name__=%q})`, m), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := instances(res)
+			switch _, other := otherDriverMetrics[m]; {
+			case got[s.faulty]:
+				found++
+			case !other:
+				t.Errorf("%s reads %s, which the demo hosts do not export (found on %v)", name, m, got)
+			}
+		}
+		if found == 0 {
+			t.Errorf("%s reads no metric the demo hosts export", name)
+		}
+	}
+}
+
+func (s *stack) testRecordingRules(t *testing.T) {
+	for _, name := range sortedKeys(recordingRules(t)) {
+		waitFor(t, name+" for both demo hosts", stackWait, func() error {
+			res, err := s.prom.query(name, false)
+			if err != nil {
+				return err
+			}
+			if got := instances(res); !got[s.faulty] || !got[s.healthy] {
+				return fmt.Errorf("%s has series for %v, want both demo hosts", name, got)
+			}
+			return nil
+		})
+	}
+}
+
+// testRouting checks what reaches the webhook through the shipped
+// Alertmanager routing: the pages of the faulty host at the pager, its
+// warnings at the ticket receiver, its info alerts nowhere, and nothing at
+// all from the healthy host.
+func (s *stack) testRouting(t *testing.T) {
+	alerts := alertRules(t)
+	// Only alerts with "for: 0m" can fire within the test.
+	want := map[string]map[string]bool{"page": {}, "warning": {}, "info": {}}
+	for name := range faultAlerts {
+		r := alerts[name]
+		if r.For == nil || (*r.For != "0m" && *r.For != "0s") {
+			continue
+		}
+		want[r.Labels["severity"]][name] = true
+	}
+	for sev, names := range want {
+		if len(names) == 0 {
+			t.Fatalf("no %s alert with for: 0m among faultAlerts: its route is not tested", sev)
+		}
+	}
+	receiver := map[string]string{"page": "/pager", "warning": "/tickets"}
+	waitFor(t, fmt.Sprintf("notifications: pager %v, tickets %v", sortedKeys(want["page"]), sortedKeys(want["warning"])), stackWait, func() error {
+		got := make(map[string]map[string]bool)
+		for _, n := range s.hook.received() {
+			path := n.Receiver[strings.Index(n.Receiver, " ")+1:]
+			if got[path] == nil {
+				got[path] = make(map[string]bool)
+			}
+			if n.Labels["instance"] == s.faulty && n.Status == "firing" {
+				got[path][n.Labels["alertname"]] = true
+			}
+		}
+		for _, sev := range []string{"page", "warning"} {
+			for name := range want[sev] {
+				if !got[receiver[sev]][name] {
+					return fmt.Errorf("%s not received at %s yet (it has %v)", name, receiver[sev], sortedKeys(got[receiver[sev]]))
+				}
+			}
+		}
+		return nil
+	})
+	// The info alerts fire in Prometheus, yet reach no receiver.
+	for name := range want["info"] {
+		res, err := s.prom.query(fmt.Sprintf(`ALERTS{alertname=%q, alertstate="firing", instance=%q}`, name, s.faulty), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) == 0 {
+			t.Errorf("info alert %s does not fire for the faulty host, so its route is not tested", name)
+		}
+	}
+	for _, n := range s.hook.received() {
+		t.Logf("received at %s: %s %s severity=%s device=%s", n.Receiver, n.Status, n.Labels["alertname"], n.Labels["severity"], n.Labels["device"])
+	}
+	for _, n := range s.hook.received() {
+		name := n.Labels["alertname"]
+		path := n.Receiver[strings.Index(n.Receiver, " ")+1:]
+		switch {
+		case n.Labels["instance"] == s.healthy:
+			t.Errorf("the healthy demo host sent %s to %s", name, n.Receiver)
+		case path != receiver[n.Labels["severity"]]:
+			t.Errorf("%s with severity %q was routed to %s", name, n.Labels["severity"], n.Receiver)
+		case n.Annotations["runbook_url"] != alerts[name].Annotations["runbook_url"]:
+			t.Errorf("%s arrived with runbook_url %q", name, n.Annotations["runbook_url"])
+		case n.Labels["job"] != "nic_exporter" || n.Annotations["summary"] == "" || !strings.Contains(n.Annotations["summary"], n.Labels["instance"]):
+			t.Errorf("%s arrived without its job label or a summary naming the host: %+v", name, n)
+		}
+		if _, perDevice := faultAlerts[name]; perDevice && n.Labels["device"] == "" && n.Labels["file"] == "" && (n.Labels["pid"] == "" || n.Labels["comm"] == "") {
+			t.Errorf("%s arrived without its device label (or pid and comm of a VMA process, or the log file): %+v", name, n.Labels)
+		}
+	}
+	// No alert of any severity fires for the healthy host.
+	res, err := s.prom.query(fmt.Sprintf(`ALERTS{instance=%q, alertstate="firing"}`, s.healthy), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		t.Errorf("healthy demo host has alert %s (%s)", r.Metric["alertname"], r.Metric["alertstate"])
+	}
+}
