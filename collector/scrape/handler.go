@@ -65,6 +65,9 @@ func (h *Handler) Rejected() uint64 { return h.rejected.Load() }
 const (
 	contentTypeText = "text/plain; version=0.0.4; charset=utf-8"
 	contentTypeOM   = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+	// contentTypeOM001 answers clients that ask for OpenMetrics without a
+	// version, which means 0.0.1; the body is the same.
+	contentTypeOM001 = "application/openmetrics-text; version=0.0.1; charset=utf-8"
 )
 
 // ServeHTTP implements http.Handler.
@@ -80,8 +83,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	format := exposition.Text
 	encFormat := expfmt.FmtText
 	contentType := contentTypeText
-	if expfmt.NegotiateAccept(r.Header, expfmt.FmtText, expfmt.FmtOpenMetrics_1_0_0).FormatType() == expfmt.TypeOpenMetrics {
+	if f := expfmt.NegotiateAccept(r.Header, expfmt.FmtText, expfmt.FmtOpenMetrics_1_0_0, expfmt.FmtOpenMetrics_0_0_1); f.FormatType() == expfmt.TypeOpenMetrics {
 		format, encFormat, contentType = exposition.OpenMetrics, expfmt.FmtOpenMetrics_1_0_0, contentTypeOM
+		if f.Version() == expfmt.OpenMetricsVersion_0_0_1 {
+			encFormat, contentType = expfmt.FmtOpenMetrics_0_0_1, contentTypeOM001
+		}
 	}
 	w.Header().Set("Content-Type", contentType)
 

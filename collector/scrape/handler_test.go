@@ -65,6 +65,7 @@ func TestHandlerNegotiation(t *testing.T) {
 	}{
 		{"default text", "", "", contentTypeText, false, "nic_exporter_test_total 5"},
 		{"prometheus 2 accept header", "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", "gzip", contentTypeOM, true, "# EOF"},
+		{"openmetrics without a version is 0.0.1", "application/openmetrics-text", "", contentTypeOM001, false, "# EOF"},
 		{"text with gzip", "text/plain;version=0.0.4", "gzip, deflate", contentTypeText, true, "nic_exporter_test_total 5"},
 		{"gzip refused", "", "gzip;q=0", contentTypeText, false, "nic_exporter_test_total 5"},
 		{"protobuf falls back to text", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited", "", contentTypeText, false, "nic_exporter_test_total 5"},
