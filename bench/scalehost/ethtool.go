@@ -18,9 +18,10 @@ import (
 // drivers/net/ethernet/mellanox/mlx5/core/en_stats.c and en_stats.h,
 // verified line by line against kernel-patches/bpf commit 63533010fdd0 (a
 // bpf-next tree of the second half of 2025), for a ConnectX-7 port with
-// CONFIG_MLX5_EN_ARFS=y, CONFIG_MLX5_EN_TLS off, one traffic class, PFC on
-// all 8 priorities plus global pause, AF_XDP never used and no PTP or HTB
-// queues: software counters (with the rx_xsk_*/tx_xsk_* totals the driver
+// CONFIG_MLX5_EN_ARFS=y, CONFIG_MLX5_EN_TLS off, one traffic class, AF_XDP
+// never used and no PTP or HTB queues, with the pause counters of all 8
+// priorities (PFC) and of global pause (the driver prints each kind only
+// while that mode is on; both are kept to cover every name): software counters (with the rx_xsk_*/tx_xsk_* totals the driver
 // always prints), q counters, vNIC env, vport, IEEE 802.3, RFC 2863,
 // RFC 2819, phy, eth_ext, PCIe, per priority, port module events, then per
 // channel ch<N>_, rx<N>_ with rx<N>_xdp_tx_, tx<N>_, tx<N>_xdp_, then the
