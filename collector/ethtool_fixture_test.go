@@ -150,9 +150,9 @@ func TestEthtoolFixtures(t *testing.T) {
 				`nic_ethtool_rx_discards_phy_total{device="enp8s0f1np1"}`:                val(mlx, "rx_discards_phy"),
 				`nic_ethtool_priority_rx_bytes_total{device="enp8s0f1np1",priority="0"}`: val(mlx, "rx_prio0_bytes"),
 				`nic_ethtool_lane_rx_err_phy_total{device="enp8s0f1np1",lane="1"}`:       val(mlx, "rx_err_lane_1_phy"),
-				`nic_ethtool_info{bus_info="0000:08:00.1",device="enp8s0f1np1",driver="mlx5_core",driver_version="6.8.0-45-generic",firmware_version="28.39.1002 (MT_0000000838)"}`: 1,
-				`nic_ethtool_info{bus_info="0000:00:05.0",device="ens5",driver="ena",driver_version="6.8.0-1016-aws",firmware_version=""}`:                                          1,
-				`nic_ethtool_link_speed_bytes_per_second{device="enp8s0f1np1"}`:                                                                                                     400e9 / 8,
+				`nic_ethtool_info{bus_info="0000:08:00.1",device="enp8s0f1np1",driver="mlx5_core",driver_version="6.17.0-bpf-next",firmware_version="28.39.1002 (MT_0000000838)"}`: 1,
+				`nic_ethtool_info{bus_info="0000:00:05.0",device="ens5",driver="ena",driver_version="6.8.0-1016-aws",firmware_version=""}`:                                         1,
+				`nic_ethtool_link_speed_bytes_per_second{device="enp8s0f1np1"}`:                                                                                                    400e9 / 8,
 			}
 			switch cfgMode := tc.cfg.QueueMode; cfgMode {
 			case collector.QueueKeep:

@@ -25,6 +25,7 @@ func TestParseStatName(t *testing.T) {
 		{"ch5_events", statName{statQueue, "ch_events", "5"}, true},
 		{"rx0_xdp_tx_xmit", statName{statQueue, "rx_xdp_tx_xmit", "0"}, true},
 		{"ptp_tx1_packets", statName{statQueue, "ptp_tx_packets", "1"}, true},
+		{"ptp_rq0_packets", statName{statQueue, "ptp_rq_packets", "0"}, true},
 		{"qos_tx7_bytes", statName{statQueue, "qos_tx_bytes", "7"}, true},
 		{"rx_prio3_bytes", statName{statPriority, "rx_bytes", "3"}, true},
 		{"tx_prio0_pause_duration", statName{statPriority, "tx_pause_duration", "0"}, true},

@@ -86,9 +86,16 @@ var statPatterns = []statPattern{
 	{regexp.MustCompile(`^(rx|tx)_prio(0|[1-9][0-9]{0,5})_(.+)$`), statPriority, 1, 2, 3},
 	// mlx5 physical lanes: rx_err_lane_2_phy.
 	{regexp.MustCompile(`^(rx_err)_lane_(0|[1-9][0-9]{0,5})_(.+)$`), statLane, 1, 2, 3},
-	// mlx5 PTP and HTB QoS send queues: ptp_tx0_packets, ptp_cq1_cqe, qos_tx3_bytes.
-	{regexp.MustCompile(`^(ptp_tx|ptp_cq|ptp_rx|qos_tx)(0|[1-9][0-9]{0,5})_(.+)$`), statQueue, 1, 2, 3},
-	// mlx5, mlx4 channels: rx12_packets, tx3_xmit_more, ch5_events.
+	// mlx5 PTP and HTB QoS queues (en_stats.h MLX5E_DECLARE_PTP_TX_STAT
+	// "ptp_tx%d_", _PTP_CQ_STAT "ptp_cq%d_", _PTP_RQ_STAT "ptp_rq0_" (older
+	// kernels "ptp_rq%d_"), _QOS_TX_STAT "qos_tx%d_"): ptp_tx0_packets,
+	// ptp_cq1_cqe, ptp_rq0_packets, qos_tx3_bytes. The PTP channel's own
+	// counters (ptp_ch_events) carry no number and stay device level.
+	{regexp.MustCompile(`^(ptp_tx|ptp_cq|ptp_rq|qos_tx)(0|[1-9][0-9]{0,5})_(.+)$`), statQueue, 1, 2, 3},
+	// mlx5, mlx4 channels: rx12_packets, tx3_xmit_more, ch5_events, and the
+	// mlx5 XDP and AF_XDP queues of a channel, rx3_xdp_tx_xmit, tx3_xdp_xmit,
+	// rx3_xsk_packets, tx3_xsk_xmit (en_stats.h "rx%d_xdp_tx_", "tx%d_xdp_",
+	// "rx%d_xsk_", "tx%d_xsk_").
 	{regexp.MustCompile(`^(rx|tx|ch)(0|[1-9][0-9]{0,5})_(.+)$`), statQueue, 1, 2, 3},
 }
 
@@ -206,6 +213,11 @@ var ethtoolGauges = map[string]bool{
 	"ena_srd_resource_utilization": true,
 	// veth: the interface index of the other end.
 	"peer_ifindex": true,
+	// mlx5 (en_stats.c pcie_perf_stall_stats_desc, read from the MPCNT
+	// register): percentage of the last second with stalled outbound
+	// PCIe reads or writes, 0 to 100.
+	"outbound_pci_stalled_rd": true,
+	"outbound_pci_stalled_wr": true,
 }
 
 // ethtoolHelp is the curated meaning of the statistics the docs describe,
@@ -275,19 +287,30 @@ var ethtoolHelp = map[string]string{
 	"link_down_events_phy":           "Times the physical link went down (mlx5).",
 	"rx_pci_signal_integrity":        "PCIe physical layer errors the device received, such as bad TLPs or DLLPs: PCIe signal integrity (mlx5).",
 	"tx_pci_signal_integrity":        "PCIe physical layer errors the device sent, such as replays: PCIe signal integrity (mlx5).",
-	"outbound_pci_stalled_rd":        "Percentage of time outbound PCIe reads were stalled (mlx5); grows when the host does not grant credits.",
-	"outbound_pci_stalled_wr":        "Percentage of time outbound PCIe writes were stalled (mlx5).",
-	"outbound_pci_stalled_rd_events": "Seconds in which outbound PCIe reads were stalled for more than 90% (mlx5).",
-	"outbound_pci_stalled_wr_events": "Seconds in which outbound PCIe writes were stalled for more than 90% (mlx5).",
-	"tx_pci_transport_nonfatal_msg":  "Non-fatal PCIe transport error messages the device sent (mlx5).",
-	"tx_pci_transport_fatal_msg":     "Fatal PCIe transport error messages the device sent (mlx5).",
+	"outbound_pci_stalled_rd":        "Percentage (0 to 100) of the last second in which the device had outbound non-posted PCIe reads but could not issue them for lack of credits from the host (mlx5); a level, not a count.",
+	"outbound_pci_stalled_wr":        "Percentage (0 to 100) of the last second in which the device had outbound posted PCIe writes but could not issue them for lack of credits from the host (mlx5); a level, not a count.",
+	"outbound_pci_stalled_rd_events": "Seconds in which outbound_pci_stalled_rd was above 30% (mlx5).",
+	"outbound_pci_stalled_wr_events": "Seconds in which outbound_pci_stalled_wr was above 30% (mlx5).",
+	"outbound_pci_buffer_overflow":   "Packets the device dropped because its PCIe buffer overflowed; a fast rise means a host receives faster than its PCIe link carries (mlx5).",
+	"pci_bw_inbound_high":            "Times the device's inbound PCIe bandwidth crossed the high (congested) threshold; more than pci_bw_inbound_low means the link is congested now (mlx5).",
+	"pci_bw_inbound_low":             "Times the device's inbound PCIe bandwidth fell back below the low threshold after congestion (mlx5).",
+	"pci_bw_outbound_high":           "Times the device's outbound PCIe bandwidth crossed the high (congested) threshold; more than pci_bw_outbound_low means the link is congested now (mlx5).",
+	"pci_bw_outbound_low":            "Times the device's outbound PCIe bandwidth fell back below the low threshold after congestion (mlx5).",
+	"total_success_recovery_phy":     "Successful physical-layer recovery events of the port (mlx5).",
+	"rx_oversize_pkts_buffer":        "Received packets dropped because they were longer than the receive buffer the driver posted; often an MTU mismatch (mlx5).",
+	"tx_pause_storm_warning_events":  "Times the device kept sending pause frames for a long time (mlx5 PFC storm detection).",
+	"tx_pause_storm_error_events":    "Times the device sent pause frames so long that it timed out and stopped sending them; packets may have been dropped meanwhile (mlx5 PFC storm prevention).",
+	"rx_global_pause":                "Link-level (global) pause frames received (mlx5).",
+	"tx_global_pause":                "Link-level (global) pause frames sent (mlx5).",
+	"rx_global_pause_duration":       "Time the peer asked this port to pause, in microseconds (mlx5).",
+	"tx_global_pause_duration":       "Time this port asked the peer to pause, in microseconds (mlx5).",
 	"module_unplug":                  "Times the port's transceiver module was unplugged (mlx5).",
 	"module_bus_stuck":               "Times the transceiver module's I2C bus was found stuck (mlx5).",
 	"module_high_temp":               "Times the transceiver module reported a high temperature (mlx5).",
 	"module_bad_shorted":             "Times the transceiver module was found bad or shorted (mlx5).",
 	"rx_pause_ctrl_phy":              "Link-level pause frames received (mlx5).",
 	"tx_pause_ctrl_phy":              "Link-level pause frames sent (mlx5).",
-	"rx_buffer_passed_thres_phy":     "Times the port's receive buffer passed its fill threshold (mlx5).",
+	"rx_buffer_passed_thres_phy":     "Events in which the port's receive buffer was over 85% full (mlx5).",
 	"rx_steer_missed_packets":        "Received packets that matched no steering rule and were dropped (mlx5).",
 	"rx_if_down_packets":             "Packets received while the interface was down and dropped (mlx5).",
 	"dev_internal_queue_oob":         "Packets dropped because a device-internal receive queue was out of buffers (mlx5).",
@@ -303,7 +326,8 @@ var ethtoolHelp = map[string]string{
 	"priority_tx_pause_duration": "Time this port asked the peer to pause the priority, in microseconds (mlx5).",
 	"priority_rx_discards":       "Received packets of the priority the port dropped (mlx5).",
 	"priority_rx_buf_discard":    "Received packets of the priority dropped for lack of buffer space (mlx5).",
-	"priority_rx_cong_discard":   "Received packets of the priority dropped by congestion control (mlx5).",
+	"priority_rx_cong_discard":   "Received packets of the priority dropped by congestion control (WRED) (mlx5).",
+	"priority_rx_marked":         "Received packets of the priority marked with ECN by the device (mlx5).",
 	"priority_rx_bytes":          "Bytes received with the priority (mlx5).",
 	"priority_tx_bytes":          "Bytes transmitted with the priority (mlx5).",
 	"priority_rx_packets":        "Packets received with the priority (mlx5).",
