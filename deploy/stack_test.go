@@ -29,20 +29,14 @@ import (
 var exporterBinary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "nic_exporter-deploy-")
+	bin, cleanup, err := testenv.BuildExporter("../cmd/nic_exporter")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	exporterBinary = filepath.Join(dir, "nic_exporter")
-	build := exec.Command("go", "build", "-o", exporterBinary, "../cmd/nic_exporter")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building nic_exporter: %v\n%s", err, out)
-		os.Exit(1)
-	}
+	exporterBinary = bin
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 

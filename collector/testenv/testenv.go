@@ -5,8 +5,10 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -40,4 +42,24 @@ func LookPath(t testing.TB, name string) string {
 func Root(t testing.TB) {
 	t.Helper()
 	Require(t, os.Geteuid() == 0, "root")
+}
+
+// BuildExporter builds the nic_exporter command in pkgDir (a path such as
+// "../cmd/nic_exporter", relative to the test's package) as a static
+// binary in a new temporary directory. It is meant for TestMain; cleanup
+// removes the directory.
+func BuildExporter(pkgDir string) (binary string, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", "nic_exporter-test-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	binary = filepath.Join(dir, "nic_exporter")
+	build := exec.Command("go", "build", "-o", binary, pkgDir)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("building %s: %w\n%s", pkgDir, err, out)
+	}
+	return binary, cleanup, nil
 }
