@@ -371,3 +371,69 @@ func TestVMAKeepsTotalsThroughABadPoll(t *testing.T) {
 		t.Errorf("totals %v before the bad poll, %v after (live %v)", before, after, live)
 	}
 }
+
+// TestVMAOneFilePerProcess lists the same process twice: once through
+// two names of one directory (a repeated or symlinked --stats-dir), once
+// as two files that the process maps in two directories (which a local
+// user can arrange for his own process). A process must be exported
+// once: two copies of its series would be duplicate samples.
+func TestVMAOneFilePerProcess(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		dirs       func(t *testing.T) []string
+		wantRefuse float64
+	}{
+		{"aliased directory", func(t *testing.T) []string {
+			dir := t.TempDir()
+			pub, err := vmastats.NewPublisher(dir, os.Getpid(), helperStats(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { pub.Close() })
+			alias := filepath.Join(t.TempDir(), "alias")
+			if err := os.Symlink(dir, alias); err != nil {
+				t.Fatal(err)
+			}
+			return []string{dir, alias, dir + "/"}
+		}, 0},
+		{"two files", func(t *testing.T) []string {
+			var dirs []string
+			for i := 0; i < 2; i++ {
+				dir := t.TempDir()
+				pub, err := vmastats.NewPublisher(dir, os.Getpid(), helperStats(i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { pub.Close() })
+				dirs = append(dirs, dir)
+			}
+			return dirs
+		}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewVMA(VMAConfig{Dirs: tc.dirs(t), Settle: time.Nanosecond}, zap.NewNop())
+			for i := 0; i < 2; i++ {
+				text, _, err := poll(t, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ss := parseSamples(t, text)
+				seen := map[string]bool{}
+				for _, s := range ss {
+					key := fmt.Sprint(s.name, s.labels)
+					if seen[key] {
+						t.Fatalf("poll %d: duplicate series %s", i, key)
+					}
+					seen[key] = true
+				}
+				get(t, ss, "nic_vma_process_info", "pid", strconv.Itoa(os.Getpid()))
+				if n := get(t, ss, "nic_vma_files", "state", "live"); n != 1 {
+					t.Errorf("poll %d: %v live files, want 1", i, n)
+				}
+				if n := get(t, ss, "nic_vma_files", "state", "refused"); n != tc.wantRefuse {
+					t.Errorf("poll %d: %v refused files, want %v", i, n, tc.wantRefuse)
+				}
+			}
+		})
+	}
+}
