@@ -197,6 +197,15 @@ func (st *vmaProc) total(c vmastats.Counter) uint64 {
 	return t
 }
 
+// vmaFileID is a file's device and inode.
+type vmaFileID struct{ dev, ino uint64 }
+
+// vmaExported is the file a process was exported from in one poll.
+type vmaExported struct {
+	id   vmaFileID
+	path string
+}
+
 // Update implements Collector.
 func (v *VMA) Update(ctx context.Context, p *Poll) error {
 	cands, err := vmastats.Discover(v.cfg.Dirs)
@@ -214,6 +223,7 @@ func (v *VMA) Update(ctx context.Context, p *Poll) error {
 	// those that failed for a reason that may pass (a read that raced the
 	// writer), so one bad poll does not drop the totals of closed sockets.
 	keep := make(map[string]bool, len(cands))
+	exported := make(map[int]vmaExported, len(cands))
 	for _, c := range cands {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -246,6 +256,19 @@ func (v *VMA) Update(ctx context.Context, p *Poll) error {
 			keep[c.Path] = true
 			continue
 		}
+		// One process is exported once. The same file under a second name
+		// (a directory listed twice or through a symlink) is skipped; a
+		// second file the process maps is refused, since its series would
+		// repeat the first file's labels.
+		id := vmaFileID{l.Info.Dev, l.Info.Ino}
+		if first, ok := exported[l.Process.PID]; ok {
+			if first.id != id {
+				counts[vmaRefused]++
+				p.SourceError(c.Path, fmt.Errorf("%w: %s: process %d is already exported from %s", vmastats.ErrRefused, c.Path, l.Process.PID, first.path))
+			}
+			continue
+		}
+		exported[l.Process.PID] = vmaExported{id: id, path: c.Path}
 		counts[vmaLive]++
 		keep[c.Path] = true
 		if prev == nil || prev.pid != l.Process.PID || prev.startTicks != l.Process.StartTicks {
