@@ -437,3 +437,56 @@ func TestVMAOneFilePerProcess(t *testing.T) {
 		})
 	}
 }
+
+// TestVMANoDuplicateSeriesFromOneFile gives one file two entries that
+// map to the same labels: two enabled epoll entries with one epfd (a
+// stale entry left enabled when the fd was closed behind libvma's back
+// and reused), two multicast entries of one group, and two socket slots
+// with one fd and the same addresses (a TCP socket lingering in libvma
+// after close while a new socket reuses its fd). Each label set must be
+// exported once, as the lowest index.
+func TestVMANoDuplicateSeriesFromOneFile(t *testing.T) {
+	s := helperStats(0)
+	s.Iomux.Epoll = []vmastats.Epoll{
+		{Index: 0, FD: 7, IomuxStats: vmastats.IomuxStats{PollHit: 1}},
+		{Index: 3, FD: 7, IomuxStats: vmastats.IomuxStats{PollHit: 2}},
+	}
+	group := netip.MustParseAddr("239.1.1.1")
+	s.Multicast = vmastats.Multicast{MaxGroups: 2, Groups: []vmastats.MCGroup{{Index: 0, Sockets: 1, Group: group}, {Index: 1, Sockets: 2, Group: group}}}
+	s.Sockets[1].FD = s.Sockets[0].FD
+	s.Sockets[1].BoundPort = s.Sockets[0].BoundPort
+	s.Sockets[0].MCGroups = []int{0, 1}
+	dir := t.TempDir()
+	pub, err := vmastats.NewPublisher(dir, 4242, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	c := NewVMA(VMAConfig{Dirs: []string{dir}, Settle: time.Nanosecond, PerSocket: true,
+		Liveness: fixedLiveness{vmastats.Process{PID: 4242, Comm: "app", StartTicks: 1}}}, zap.NewNop())
+	text, _, err := poll(t, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := parseSamples(t, text)
+	seen := map[string]bool{}
+	for _, s := range ss {
+		key := fmt.Sprint(s.name, s.labels)
+		if seen[key] {
+			t.Errorf("duplicate series %s", key)
+		}
+		seen[key] = true
+	}
+	if t.Failed() {
+		return
+	}
+	if got := get(t, ss, "nic_vma_iomux_polls_total", "iomux", "epoll", "epfd", "7", "result", "hit"); got != 1 {
+		t.Errorf("epoll fd 7 hits %v, want 1 (entry 0)", got)
+	}
+	if got := get(t, ss, "nic_vma_multicast_group_sockets", "group", "239.1.1.1"); got != 1 {
+		t.Errorf("group sockets %v, want 1 (entry 0)", got)
+	}
+	if got := get(t, ss, "nic_vma_fd_packets_total", "fd", "10", "direction", "rx", "path", "offload"); got != float64(s.Sockets[0].Counters[vmastats.RxPackets]) {
+		t.Errorf("fd 10 rx packets %v, want slot 0's %v", got, s.Sockets[0].Counters[vmastats.RxPackets])
+	}
+}
