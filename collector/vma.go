@@ -514,19 +514,35 @@ func renderVMA(b *exposition.Builder, l *vmastats.Loaded, st *vmaProc, perSocket
 	}
 	renderIomux("poll", 0, 0, s.Iomux.Poll)
 	renderIomux("select", 0, 0, s.Iomux.Select)
+	// Entries are labelled by epfd, not by index: an entry left enabled
+	// for an fd closed behind libvma's back shares its epfd with the new
+	// one. The lowest index is exported; a second would be a duplicate.
+	epfds := make(map[int32]bool, len(s.Iomux.Epoll))
 	for _, e := range s.Iomux.Epoll {
+		if epfds[e.FD] {
+			continue
+		}
+		epfds[e.FD] = true
 		renderIomux("epoll", e.Index, e.FD, e.IomuxStats)
 	}
 
+	// Likewise one series per group address and per socket label set.
 	groups := make(map[int]string, len(s.Multicast.Groups))
+	groupSeen := make(map[string]bool, len(s.Multicast.Groups))
 	for _, g := range s.Multicast.Groups {
-		groups[g.Index] = g.Group.String()
-		b.Add(vmaMCGroup, float64(g.Sockets), with(g.Group.String())...)
+		name := g.Group.String()
+		groups[g.Index] = name
+		if groupSeen[name] {
+			continue
+		}
+		groupSeen[name] = true
+		b.Add(vmaMCGroup, float64(g.Sockets), with(name)...)
 	}
 
 	if !perSocket {
 		return
 	}
+	fdSeen := make(map[[4]string]bool, len(s.Sockets))
 	for i := range s.Sockets {
 		k := &s.Sockets[i]
 		ss := st.socks[vmaSockKey{slot: k.Slot, fd: k.FD, inode: k.Inode}]
@@ -538,7 +554,15 @@ func renderVMA(b *exposition.Builder, l *vmastats.Loaded, st *vmaProc, perSocket
 		if k.ConnectedPort != 0 || !k.ConnectedIP.IsUnspecified() {
 			remote = fmt.Sprintf("%s:%d", k.ConnectedIP, k.ConnectedPort)
 		}
-		fdl := with(strconv.Itoa(int(k.FD)), k.Protocol(), local, remote)
+		// A TCP socket that libvma keeps after close() holds its slot
+		// and old fd while a new socket reuses the fd; the lower slot
+		// is exported if both have the same labels.
+		id := [4]string{strconv.Itoa(int(k.FD)), k.Protocol(), local, remote}
+		if fdSeen[id] {
+			continue
+		}
+		fdSeen[id] = true
+		fdl := with(id[:]...)
 		state := ""
 		if k.Type == vmastats.SockStream && int(k.TCPState) < len(tcpStates) {
 			state = tcpStates[k.TCPState]
@@ -549,8 +573,10 @@ func renderVMA(b *exposition.Builder, l *vmastats.Loaded, st *vmaProc, perSocket
 		for _, sc := range vmaSockCounters {
 			b.Add(sc.fd, float64(ss.counters[sc.c].total), append(fdl[:len(fdl):len(fdl)], sc.extra...)...)
 		}
+		member := make(map[string]bool, len(k.MCGroups))
 		for _, g := range k.MCGroups {
-			if name, ok := groups[g]; ok {
+			if name, ok := groups[g]; ok && !member[name] {
+				member[name] = true
 				b.Add(vmaFDMember, 1, append(fdl[:len(fdl):len(fdl)], name)...)
 			}
 		}
