@@ -490,3 +490,51 @@ func TestVMANoDuplicateSeriesFromOneFile(t *testing.T) {
 		t.Errorf("fd 10 rx packets %v, want slot 0's %v", got, s.Sockets[0].Counters[vmastats.RxPackets])
 	}
 }
+
+// TestVMAReinitializedFileResets re-creates the statistics of a process
+// whose pid and start time stay the same, as libvma does when the
+// process exec()s: libvma opens the existing vmastat.<pid> again and
+// writes a fresh file (reader_counter 0, every counter 0, sockets from
+// slot 0). Totals must restart from the new file's counters; taking the
+// lower readings for 32-bit wraps would add about 2^32 to each.
+func TestVMAReinitializedFileResets(t *testing.T) {
+	dir := t.TempDir()
+	before := helperStats(0)
+	before.Iomux.Poll.PollHit = 1000
+	pub, err := vmastats.NewPublisher(dir, 4242, before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	c := NewVMA(VMAConfig{Dirs: []string{dir}, Settle: time.Nanosecond,
+		Liveness: fixedLiveness{vmastats.Process{PID: 4242, Comm: "app", StartTicks: 1}}}, zap.NewNop())
+	totals := func() (float64, float64) {
+		t.Helper()
+		text, _, err := poll(t, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss := parseSamples(t, text)
+		return get(t, ss, "nic_vma_socket_packets_total", "direction", "rx", "path", "offload"),
+			get(t, ss, "nic_vma_iomux_polls_total", "iomux", "poll", "result", "hit")
+	}
+	totals()
+	totals()
+	if pub.ReaderCounter() != 2 {
+		t.Fatalf("reader_counter %d after two polls", pub.ReaderCounter())
+	}
+	// The exec'd image's libvma rewrites the same inode from zero.
+	after := helperStats(2)
+	after.Iomux.Poll.PollHit = 10
+	b, err := vmastats.Encode(after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pub.Path(), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rx, hits := totals()
+	if rx != 0x200+5 || hits != 10 {
+		t.Errorf("after re-initialization: rx packets %v, poll hits %v; want the new file's %v and %v", rx, hits, 0x200+5, 10)
+	}
+}
