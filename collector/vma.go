@@ -127,14 +127,20 @@ type vmaIomux struct {
 }
 
 // vmaProc is the aggregation state of one process. It is reset when the
-// process (pid and start time) changes.
+// process (pid and start time) changes, or when libvma re-creates the
+// file within the same process.
 type vmaProc struct {
 	pid        int
 	startTicks uint64
-	gen        uint64
-	closed     [vmastats.NumCounters]uint64 // totals of closed sockets
-	socks      map[vmaSockKey]*vmaSock
-	iomux      map[vmaIomuxKey]*vmaIomux
+	// readerCounter is the file's reader_counter at the last poll.
+	// Readers only increment it and libvma only zeroes it when it
+	// (re)creates the file, so a lower value means libvma started over
+	// within the same process (after an exec) with all counters at 0.
+	readerCounter int32
+	gen           uint64
+	closed        [vmastats.NumCounters]uint64 // totals of closed sockets
+	socks         map[vmaSockKey]*vmaSock
+	iomux         map[vmaIomuxKey]*vmaIomux
 }
 
 func newVMAProc(p vmastats.Process) *vmaProc {
@@ -271,10 +277,11 @@ func (v *VMA) Update(ctx context.Context, p *Poll) error {
 		exported[l.Process.PID] = vmaExported{id: id, path: c.Path}
 		counts[vmaLive]++
 		keep[c.Path] = true
-		if prev == nil || prev.pid != l.Process.PID || prev.startTicks != l.Process.StartTicks {
+		if prev == nil || prev.pid != l.Process.PID || prev.startTicks != l.Process.StartTicks || l.Stats.ReaderCounter < prev.readerCounter {
 			prev = newVMAProc(l.Process)
 			v.procs[c.Path] = prev
 		}
+		prev.readerCounter = l.Stats.ReaderCounter
 		prev.observe(l.Stats, v.gen)
 		renderVMA(p.Builder, l, prev, v.cfg.PerSocket)
 	}
