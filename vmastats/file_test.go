@@ -345,3 +345,43 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 }
+
+// TestLoadRefusesMountPoints mounts a file over the name vmastat.<pid>
+// in the statistics directory. An unprivileged user can do the same
+// with fusermount over a file he owns in /tmp, and a FUSE daemon can then
+// hold every stat or read of it forever, hanging the collector. Even
+// when the mounted file is a valid, mapped statistics file (here, this
+// process's own), a name that is a mount point must be refused: its
+// inode belongs to another file system than the directory.
+func TestLoadRefusesMountPoints(t *testing.T) {
+	testenv.Root(t)
+	src := t.TempDir()
+	if err := unix.Mount("tmpfs", src, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Unmount(src, unix.MNT_DETACH) })
+	pub, err := NewPublisher(src, os.Getpid(), testStats(LayoutB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pub.Close() })
+	if _, err := Load(Candidate{Path: pub.Path(), PID: os.Getpid()}, LoadOptions{NoHandshake: true}); err != nil {
+		t.Fatalf("the file itself: %v", err)
+	}
+	dir := t.TempDir()
+	name := filepath.Join(dir, FilePrefix+strconv.Itoa(os.Getpid()))
+	if err := os.WriteFile(name, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(pub.Path(), name, "", unix.MS_BIND, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Unmount(name, unix.MNT_DETACH) })
+	_, err = Load(Candidate{Path: name, PID: os.Getpid()}, LoadOptions{})
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "mount point") {
+		t.Errorf("file mounted over %s: %v, want refused as a mount point", name, err)
+	}
+	if pub.ReaderCounter() != 0 {
+		t.Errorf("reader_counter of the mounted file was written: %d", pub.ReaderCounter())
+	}
+}
