@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"sync/atomic"
@@ -56,7 +57,8 @@ var ErrUnstable = errors.New("libvma statistics file changed during every read a
 // Load opens, verifies, handshakes and decodes the file of c. In order:
 //
 //  1. open with O_PATH|O_NOFOLLOW, so a symbolic link is never followed
-//     and nothing (a FIFO, a device) is opened for I/O yet;
+//     and nothing (a FIFO, a device) is opened for I/O yet; a name that
+//     something is mounted on is refused before it is asked anything;
 //  2. fstat: only a regular file with one link (no hard link to another
 //     user's file) is accepted;
 //  3. the writer is verified with opts.Liveness (owner, start time, and
@@ -86,6 +88,9 @@ func Load(c Candidate, opts LoadOptions) (*Loaded, error) {
 		return nil, fmt.Errorf("opening %s: %w", c.Path, err)
 	}
 	defer unix.Close(pfd)
+	if err := refuseMountPoint(pfd, c.Path); err != nil {
+		return nil, err
+	}
 	var st unix.Stat_t
 	if err := unix.Fstat(pfd, &st); err != nil {
 		return nil, fmt.Errorf("stat %s: %w", c.Path, err)
@@ -168,6 +173,35 @@ func Load(c Candidate, opts LoadOptions) (*Loaded, error) {
 	}
 	out.Stats = s
 	return out, nil
+}
+
+// refuseMountPoint refuses a name that something is mounted on. O_NOFOLLOW
+// does not stop a mount over the name, and an unprivileged user can mount
+// a FUSE file system over a file he owns in /tmp (fusermount), whose
+// daemon can then stall any stat or read of it. The checks use statx with
+// AT_STATX_DONT_SYNC, which answers from the kernel's caches and sends
+// no request to a FUSE daemon: the mount-root attribute where the kernel
+// reports it (5.8+), and else the device, which differs from the
+// directory's on any other file system.
+func refuseMountPoint(pfd int, path string) error {
+	var sx unix.Statx_t
+	if err := unix.Statx(pfd, "", unix.AT_EMPTY_PATH|unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE, &sx); err != nil {
+		return fmt.Errorf("stat %s: %w", path, err)
+	}
+	if sx.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 {
+		if sx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0 {
+			return fmt.Errorf("%w: %s is a mount point", ErrRefused, path)
+		}
+		return nil
+	}
+	var dir unix.Stat_t
+	if err := unix.Stat(filepath.Dir(path), &dir); err != nil {
+		return fmt.Errorf("stat %s: %w", filepath.Dir(path), err)
+	}
+	if unix.Mkdev(sx.Dev_major, sx.Dev_minor) != dir.Dev {
+		return fmt.Errorf("%w: %s is a mount point (on another file system than its directory)", ErrRefused, path)
+	}
+	return nil
 }
 
 // readStable reads size bytes until two consecutive reads are equal, so

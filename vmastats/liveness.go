@@ -20,8 +20,8 @@ var (
 	// changed (PID reuse).
 	ErrStale = errors.New("stale libvma statistics file")
 	// ErrRefused says the file is not trustworthy: a symbolic link, not a
-	// regular file, a hard link, owned by someone other than the process,
-	// or not mapped by the process it names.
+	// regular file, a hard link, a mount point, owned by someone other
+	// than the process, or not mapped by the process it names.
 	ErrRefused = errors.New("refused libvma statistics file")
 )
 
