@@ -531,3 +531,24 @@ func TestDevlinkOverrunRefresh(t *testing.T) {
 		}
 	}
 }
+
+// TestCaptureStorePermissions checks that evidence, which holds firmware
+// and driver internals, is readable by the exporter's user only: the
+// directory it creates and the files it writes.
+func TestCaptureStorePermissions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "evidence")
+	s := newCaptureStore(CaptureConfig{Dir: dir})
+	p, err := s.write(&Evidence{Device: "pci/0000:08:00.1", Reporter: "fw_fatal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]os.FileMode{dir: 0o700, p: 0o600} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != want {
+			t.Errorf("%s has mode %v, want %v", path, got, want)
+		}
+	}
+}
