@@ -546,10 +546,11 @@ func (d *Devlink) handleEvent(ctx context.Context, src DevlinkSource, ev devlink
 		d.state.events[eventKey{k, state}]++
 		pc, capture := d.state.observe(k, *r)
 		d.mu.Unlock()
-		if !polled {
-			return // the first poll publishes the complete state
-		}
-		publish(d.render)
+		if polled {
+			publish(d.render)
+		} // else the first poll publishes the complete state
+		// Capture even before the first poll: this event set the
+		// baseline error count, so that poll will not see a rise.
 		if capture {
 			d.enqueue([]pendingCapture{pc}, "event")
 		}

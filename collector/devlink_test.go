@@ -552,3 +552,65 @@ func TestCaptureStorePermissions(t *testing.T) {
 		}
 	}
 }
+
+// TestDevlinkEventBeforeFirstPoll checks that a reporter that goes to
+// error between the start of Watch and the first poll still gets its
+// evidence captured: the event sets the baseline error count, so the
+// first poll no longer sees a rise.
+func TestDevlinkEventBeforeFirstPoll(t *testing.T) {
+	f := newDevlinkFake()
+	d := newTestDevlink(t, f, DeviceFilter{}, t.TempDir())
+	published := make(chan string, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	watchErr := make(chan error, 1)
+	go func() {
+		watchErr <- d.Watch(ctx, func(render func(*exposition.Builder)) {
+			b := exposition.NewBuilder()
+			render(b)
+			published <- b.Snapshot().String()
+		})
+	}()
+	defer func() {
+		cancel()
+		if err := <-watchErr; !errors.Is(err, context.Canceled) {
+			t.Errorf("Watch returned %v", err)
+		}
+	}()
+
+	broken := devlinkReporter(cx7IB, nil, "fw", devlink.HealthStateError, 1, 0)
+	f.events <- devlink.Event{Kind: devlink.EventHealth, Reporter: &broken}
+	// Wait until the event loop has taken the event in.
+	for {
+		d.mu.Lock()
+		_, seen := d.state.reporters[keyOf(broken.ReporterID)]
+		d.mu.Unlock()
+		if seen {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	f.reporters[0] = broken // the kernel's state when the poll reads it
+	if _, _, err := pollDevlink(t, d); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`nic_devlink_health_captures_total{device="pci/0000:08:00.0",port="",netdev="",reporter="fw"} 1`,
+		`nic_devlink_health_captures_total{device="pci/0000:08:00.1",port="",netdev="",reporter="fw_fatal"} 1`,
+	}
+	guard := time.After(10 * time.Second) // a hang guard, not a timing assert
+	var text string
+	for {
+		select {
+		case text = <-published:
+		case <-guard:
+			t.Fatalf("captures never published; last publication:\n%s", text)
+		}
+		ok := true
+		for _, w := range want {
+			ok = ok && strings.Contains(text, w+"\n")
+		}
+		if ok {
+			return
+		}
+	}
+}
