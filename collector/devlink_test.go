@@ -614,3 +614,94 @@ func TestDevlinkEventBeforeFirstPoll(t *testing.T) {
 		}
 	}
 }
+
+// slowInfoDevlink is a fakeDevlink whose Info runs a hook: it is the
+// moment a poll has read the reporter list but not yet applied it.
+type slowInfoDevlink struct {
+	*fakeDevlink
+	hook func()
+}
+
+func (s *slowInfoDevlink) Info(ctx context.Context, h devlink.Handle) (devlink.Info, error) {
+	if s.hook != nil {
+		s.hook()
+	}
+	return s.fakeDevlink.Info(ctx, h)
+}
+
+// TestDevlinkPollEventOrder checks that the error and recovery counters
+// never go backwards when a poll and health events interleave: a poll
+// that read the reporters before an event must not undo the event, and an
+// event that was queued while a poll read newer counts must not undo the
+// poll.
+func TestDevlinkPollEventOrder(t *testing.T) {
+	f := newDevlinkFake()
+	src := &slowInfoDevlink{fakeDevlink: f}
+	d := NewDevlink(DevlinkConfig{Open: func() (DevlinkSource, error) { return src, nil }}, zap.NewNop())
+	published := make(chan string, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	watchErr := make(chan error, 1)
+	go func() {
+		watchErr <- d.Watch(ctx, func(render func(*exposition.Builder)) {
+			b := exposition.NewBuilder()
+			render(b)
+			published <- b.Snapshot().String()
+		})
+	}()
+	defer func() {
+		cancel()
+		if err := <-watchErr; !errors.Is(err, context.Canceled) {
+			t.Errorf("Watch returned %v", err)
+		}
+	}()
+	if _, _, err := pollDevlink(t, d); err != nil {
+		t.Fatal(err)
+	}
+	const fwErrors = `nic_devlink_health_reporter_errors_total{device="pci/0000:08:00.0",port="",netdev="",reporter="fw"} `
+	const fwHealthy = `nic_devlink_health_reporter_healthy{device="pci/0000:08:00.0",port="",netdev="",reporter="fw"} `
+
+	// The poll reads fw healthy with no errors; before it applies that,
+	// fw goes to error and the event is handled.
+	broken := devlinkReporter(cx7IB, nil, "fw", devlink.HealthStateError, 1, 0)
+	once := false
+	src.hook = func() {
+		if once {
+			return
+		}
+		once = true
+		f.events <- devlink.Event{Kind: devlink.EventHealth, Reporter: &broken}
+		<-published
+	}
+	text, _, err := pollDevlink(t, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.hook = nil
+	for _, want := range []string{fwErrors + "1", fwHealthy + "0"} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("a poll that read before the error event undid it: missing %s in:\n%s", want, text)
+		}
+	}
+
+	// The next poll reads newer counts (a second error, recovered); an
+	// older notification handled after it must not take them back.
+	f.reporters[0] = devlinkReporter(cx7IB, nil, "fw", devlink.HealthStateHealthy, 2, 2)
+	if text, _, err = pollDevlink(t, d); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, fwErrors+"2\n") {
+		t.Fatalf("poll: missing %s2 in:\n%s", fwErrors, text)
+	}
+	stale := devlinkReporter(cx7IB, nil, "fw", devlink.HealthStateHealthy, 1, 1)
+	f.events <- devlink.Event{Kind: devlink.EventHealth, Reporter: &stale}
+	text = <-published
+	for _, want := range []string{
+		fwErrors + "2",
+		`nic_devlink_health_reporter_recoveries_total{device="pci/0000:08:00.0",port="",netdev="",reporter="fw"} 2`,
+		`nic_devlink_health_events_total{device="pci/0000:08:00.0",port="",netdev="",reporter="fw",state="healthy"} 1`,
+	} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("a stale event undid a newer poll: missing %s in:\n%s", want, text)
+		}
+	}
+}
