@@ -383,7 +383,12 @@ func (s *devlinkState) observe(k reporterKey, r devlink.HealthReporter) (pending
 		capture = inError
 	default:
 		st.baseline = prev.baseline
-		if *r.ErrorCount > prev.baseline {
+		if prev.r.ErrorCount != nil && *r.ErrorCount < *prev.r.ErrorCount {
+			// The count went down: the reporter was destroyed and
+			// created again (devlink reload), its count restarted.
+			st.baseline = 0
+		}
+		if *r.ErrorCount > st.baseline {
 			st.baseline = *r.ErrorCount
 			capture = true
 		}

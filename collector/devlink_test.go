@@ -705,3 +705,29 @@ func TestDevlinkPollEventOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestDevlinkObserveRecreated checks evidence capture for a reporter that
+// is destroyed and created again (devlink reload, netdevsim's dummy or
+// mlx5's port reporters), whose error count restarts from zero: its next
+// error is captured even though the count stays below the old one.
+func TestDevlinkObserveRecreated(t *testing.T) {
+	s := devlinkState{reporters: map[reporterKey]*reporterState{}}
+	k := reporterKey{h: cx7Eth, name: "tx"}
+	for i, step := range []struct {
+		state       devlink.HealthState
+		errs, recov uint64
+		capture     bool
+	}{
+		{devlink.HealthStateError, 3, 2, true}, // first sighting, in error
+		{devlink.HealthStateHealthy, 3, 3, false},
+		{devlink.HealthStateHealthy, 0, 0, false}, // re-created
+		{devlink.HealthStateError, 1, 0, true},
+		{devlink.HealthStateHealthy, 1, 1, false},
+		{devlink.HealthStateError, 2, 1, true},
+	} {
+		_, capture := s.observe(k, devlinkReporter(cx7Eth, nil, "tx", step.state, step.errs, step.recov))
+		if capture != step.capture {
+			t.Errorf("step %d (%v, %d errors): capture %v, want %v", i, step.state, step.errs, capture, step.capture)
+		}
+	}
+}
