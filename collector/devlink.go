@@ -86,6 +86,10 @@ type devlinkState struct {
 	// it before it starts, so apply knows which reporters an event
 	// updated while the read was under way.
 	gen uint64
+	// reads counts the reads started (polls and refreshes after events,
+	// which run concurrently); applied is the number of the latest one
+	// applied, so an older read never replaces a newer one.
+	reads, applied uint64
 }
 
 type portKey struct {
@@ -251,12 +255,12 @@ func (d *Devlink) Update(ctx context.Context, p *Poll) error {
 	if err != nil {
 		return err
 	}
-	gen := d.generation()
+	stamp := d.startRead()
 	r, err := d.read(ctx, src, p.SourceError)
 	if err != nil {
 		return fmt.Errorf("reading devlink: %w", err)
 	}
-	d.enqueue(d.apply(r, gen), "poll")
+	d.enqueue(d.apply(r, stamp), "poll")
 	d.render(p.Builder)
 	return nil
 }
@@ -310,23 +314,33 @@ func (d *Devlink) captureWorker(ctx context.Context, src DevlinkSource, publish 
 	}
 }
 
-// generation returns the number of health events applied so far; a read
-// records it before it starts and hands it to apply.
-func (d *Devlink) generation() uint64 {
+// readStamp says when a read started: its number and the health event
+// generation.
+type readStamp struct{ seq, gen uint64 }
+
+// startRead numbers a read that is about to start; apply takes the stamp.
+func (d *Devlink) startRead() readStamp {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.state.gen
+	d.state.reads++
+	return readStamp{seq: d.state.reads, gen: d.state.gen}
 }
 
-// apply replaces the state with what a read that started at event
-// generation gen found and returns the reporters whose error count rose
-// (or that are in error when first seen). A reporter that a health event
-// updated after the read started keeps the event's attributes unless the
-// read's counts are newer: the read may predate the event.
-func (d *Devlink) apply(r *devlinkRead, gen uint64) []pendingCapture {
+// apply replaces the state with what a read stamped st found and returns
+// the reporters whose error count rose (or that are in error when first
+// seen). A read that started before the last applied one is dropped. A
+// reporter that a health event updated after the read started keeps the
+// event's attributes unless the read's counts are newer: the read may
+// predate the event.
+func (d *Devlink) apply(r *devlinkRead, st readStamp) []pendingCapture {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s := &d.state
+	if st.seq < s.applied {
+		return nil
+	}
+	s.applied = st.seq
+	gen := st.gen
 	s.polled = true
 	s.devices = r.devices
 	s.infos = r.infos
@@ -612,7 +626,7 @@ func (d *Devlink) handleEvent(ctx context.Context, src DevlinkSource, ev devlink
 		}
 		rctx, cancel := context.WithTimeout(ctx, captureTimeout)
 		defer cancel()
-		gen := d.generation()
+		stamp := d.startRead()
 		r, err := d.read(rctx, src, func(key string, err error) {
 			d.log.Debug("devlink refresh after an event: source error", zap.String("key", key), zap.Error(err))
 		})
@@ -620,7 +634,7 @@ func (d *Devlink) handleEvent(ctx context.Context, src DevlinkSource, ev devlink
 			d.log.Debug("devlink refresh after an event failed; the next poll retries", zap.String("event", ev.Kind.String()), zap.Error(err))
 			return
 		}
-		pending := d.apply(r, gen)
+		pending := d.apply(r, stamp)
 		if ev.Kind == devlink.EventDeviceDel && h != nil {
 			// Devlink notifies before it stops listing the device, so
 			// the read may still have found it.

@@ -731,3 +731,59 @@ func TestDevlinkObserveRecreated(t *testing.T) {
 		}
 	}
 }
+
+// TestDevlinkPollRefreshOrder checks that a poll's read does not undo a
+// newer read: a refresh after an event (here an overrun) that started
+// and finished while the poll was still reading.
+func TestDevlinkPollRefreshOrder(t *testing.T) {
+	f := newDevlinkFake()
+	src := &slowInfoDevlink{fakeDevlink: f}
+	d := NewDevlink(DevlinkConfig{Open: func() (DevlinkSource, error) { return src, nil }}, zap.NewNop())
+	published := make(chan string, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	watchErr := make(chan error, 1)
+	go func() {
+		watchErr <- d.Watch(ctx, func(render func(*exposition.Builder)) {
+			b := exposition.NewBuilder()
+			render(b)
+			published <- b.Snapshot().String()
+		})
+	}()
+	defer func() {
+		cancel()
+		if err := <-watchErr; !errors.Is(err, context.Canceled) {
+			t.Errorf("Watch returned %v", err)
+		}
+	}()
+	if _, _, err := pollDevlink(t, d); err != nil {
+		t.Fatal(err)
+	}
+	// The poll has read fw healthy; then fw breaks, the event is lost
+	// in an overrun, and the refresh reads and publishes the error.
+	var mu sync.Mutex
+	once := false
+	src.hook = func() {
+		mu.Lock()
+		first := !once
+		once = true
+		mu.Unlock()
+		if !first {
+			return // the refresh's own Info calls
+		}
+		f.reporters[0] = devlinkReporter(cx7IB, nil, "fw", devlink.HealthStateError, 1, 0)
+		f.events <- devlink.Event{Kind: devlink.EventOverrun}
+		<-published
+	}
+	text, _, err := pollDevlink(t, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`nic_devlink_health_reporter_errors_total{device="pci/0000:08:00.0",port="",netdev="",reporter="fw"} 1`,
+		`nic_devlink_health_reporter_healthy{device="pci/0000:08:00.0",port="",netdev="",reporter="fw"} 0`,
+	} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("the poll undid the newer refresh: missing %s in:\n%s", want, text)
+		}
+	}
+}
