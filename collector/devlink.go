@@ -82,6 +82,14 @@ type devlinkState struct {
 	reporters map[reporterKey]*reporterState
 	events    map[eventKey]uint64
 	captures  map[reporterKey]uint64
+	// gen counts the health events applied to reporters; a read records
+	// it before it starts, so apply knows which reporters an event
+	// updated while the read was under way.
+	gen uint64
+	// reads counts the reads started (polls and refreshes after events,
+	// which run concurrently); applied is the number of the latest one
+	// applied, so an older read never replaces a newer one.
+	reads, applied uint64
 }
 
 type portKey struct {
@@ -105,6 +113,9 @@ type reporterState struct {
 	// baseline is the error count evidence was last captured for (or
 	// that was found at the first sighting).
 	baseline uint64
+	// eventGen is the devlinkState.gen of the health event that set r,
+	// 0 if a read set it.
+	eventGen uint64
 }
 
 // NewDevlink returns a devlink collector.
@@ -244,11 +255,12 @@ func (d *Devlink) Update(ctx context.Context, p *Poll) error {
 	if err != nil {
 		return err
 	}
+	stamp := d.startRead()
 	r, err := d.read(ctx, src, p.SourceError)
 	if err != nil {
 		return fmt.Errorf("reading devlink: %w", err)
 	}
-	d.enqueue(d.apply(r), "poll")
+	d.enqueue(d.apply(r, stamp), "poll")
 	d.render(p.Builder)
 	return nil
 }
@@ -302,13 +314,33 @@ func (d *Devlink) captureWorker(ctx context.Context, src DevlinkSource, publish 
 	}
 }
 
-// apply replaces the state with what a read found and returns the
-// reporters whose error count rose (or that are in error when first
-// seen).
-func (d *Devlink) apply(r *devlinkRead) []pendingCapture {
+// readStamp says when a read started: its number and the health event
+// generation.
+type readStamp struct{ seq, gen uint64 }
+
+// startRead numbers a read that is about to start; apply takes the stamp.
+func (d *Devlink) startRead() readStamp {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.state.reads++
+	return readStamp{seq: d.state.reads, gen: d.state.gen}
+}
+
+// apply replaces the state with what a read stamped st found and returns
+// the reporters whose error count rose (or that are in error when first
+// seen). A read that started before the last applied one is dropped. A
+// reporter that a health event updated after the read started keeps the
+// event's attributes unless the read's counts are newer: the read may
+// predate the event.
+func (d *Devlink) apply(r *devlinkRead, st readStamp) []pendingCapture {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s := &d.state
+	if st.seq < s.applied {
+		return nil
+	}
+	s.applied = st.seq
+	gen := st.gen
 	s.polled = true
 	s.devices = r.devices
 	s.infos = r.infos
@@ -323,6 +355,9 @@ func (d *Devlink) apply(r *devlinkRead) []pendingCapture {
 	for _, rep := range r.reporters {
 		k := keyOf(rep.ReporterID)
 		seen[k] = true
+		if prev, ok := s.reporters[k]; ok && prev.eventGen > gen && !olderCounts(prev.r, rep) {
+			continue
+		}
 		if c, ok := s.observe(k, rep); ok {
 			out = append(out, c)
 		}
@@ -362,13 +397,29 @@ func (s *devlinkState) observe(k reporterKey, r devlink.HealthReporter) (pending
 		capture = inError
 	default:
 		st.baseline = prev.baseline
-		if *r.ErrorCount > prev.baseline {
+		if prev.r.ErrorCount != nil && *r.ErrorCount < *prev.r.ErrorCount {
+			// The count went down: the reporter was destroyed and
+			// created again (devlink reload), its count restarted.
+			st.baseline = 0
+		}
+		if *r.ErrorCount > st.baseline {
 			st.baseline = *r.ErrorCount
 			capture = true
 		}
 	}
 	s.reporters[k] = st
 	return pendingCapture{key: k, r: r}, capture
+}
+
+// olderCounts says whether a's error and recovery counts are both known
+// and not above b's, and one of them is below: a is an older view of the
+// same reporter than b. Every state change moves one of the counts.
+func olderCounts(a, b devlink.HealthReporter) bool {
+	if a.ErrorCount == nil || a.RecoverCount == nil || b.ErrorCount == nil || b.RecoverCount == nil {
+		return false
+	}
+	ae, ar, be, br := *a.ErrorCount, *a.RecoverCount, *b.ErrorCount, *b.RecoverCount
+	return ae <= be && ar <= br && (ae < be || ar < br)
 }
 
 func keyOf(id devlink.ReporterID) reporterKey {
@@ -544,12 +595,21 @@ func (d *Devlink) handleEvent(ctx context.Context, src DevlinkSource, ev devlink
 			state = r.State.String()
 		}
 		d.state.events[eventKey{k, state}]++
-		pc, capture := d.state.observe(k, *r)
-		d.mu.Unlock()
-		if !polled {
-			return // the first poll publishes the complete state
+		var pc pendingCapture
+		capture := false
+		if prev, ok := d.state.reporters[k]; !ok || !olderCounts(*r, prev.r) {
+			// Not a notification older than what a poll read meanwhile
+			// (one that waited in the queue during the poll).
+			pc, capture = d.state.observe(k, *r)
+			d.state.gen++
+			d.state.reporters[k].eventGen = d.state.gen
 		}
-		publish(d.render)
+		d.mu.Unlock()
+		if polled {
+			publish(d.render)
+		} // else the first poll publishes the complete state
+		// Capture even before the first poll: this event set the
+		// baseline error count, so that poll will not see a rise.
 		if capture {
 			d.enqueue([]pendingCapture{pc}, "event")
 		}
@@ -566,6 +626,7 @@ func (d *Devlink) handleEvent(ctx context.Context, src DevlinkSource, ev devlink
 		}
 		rctx, cancel := context.WithTimeout(ctx, captureTimeout)
 		defer cancel()
+		stamp := d.startRead()
 		r, err := d.read(rctx, src, func(key string, err error) {
 			d.log.Debug("devlink refresh after an event: source error", zap.String("key", key), zap.Error(err))
 		})
@@ -573,7 +634,7 @@ func (d *Devlink) handleEvent(ctx context.Context, src DevlinkSource, ev devlink
 			d.log.Debug("devlink refresh after an event failed; the next poll retries", zap.String("event", ev.Kind.String()), zap.Error(err))
 			return
 		}
-		pending := d.apply(r)
+		pending := d.apply(r, stamp)
 		if ev.Kind == devlink.EventDeviceDel && h != nil {
 			// Devlink notifies before it stops listing the device, so
 			// the read may still have found it.

@@ -133,7 +133,9 @@ func (s *captureStore) write(ev *Evidence) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("encoding evidence: %w", err)
 	}
-	if err := os.MkdirAll(s.cfg.Dir, 0o750); err != nil {
+	// The evidence holds firmware and driver internals: the directory
+	// is private to the exporter, like the files (os.CreateTemp: 0600).
+	if err := os.MkdirAll(s.cfg.Dir, 0o700); err != nil {
 		return "", fmt.Errorf("creating the capture directory: %w", err)
 	}
 	s.seq++

@@ -531,3 +531,259 @@ func TestDevlinkOverrunRefresh(t *testing.T) {
 		}
 	}
 }
+
+// TestCaptureStorePermissions checks that evidence, which holds firmware
+// and driver internals, is readable by the exporter's user only: the
+// directory it creates and the files it writes.
+func TestCaptureStorePermissions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "evidence")
+	s := newCaptureStore(CaptureConfig{Dir: dir})
+	p, err := s.write(&Evidence{Device: "pci/0000:08:00.1", Reporter: "fw_fatal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]os.FileMode{dir: 0o700, p: 0o600} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != want {
+			t.Errorf("%s has mode %v, want %v", path, got, want)
+		}
+	}
+}
+
+// TestDevlinkEventBeforeFirstPoll checks that a reporter that goes to
+// error between the start of Watch and the first poll still gets its
+// evidence captured: the event sets the baseline error count, so the
+// first poll no longer sees a rise.
+func TestDevlinkEventBeforeFirstPoll(t *testing.T) {
+	f := newDevlinkFake()
+	d := newTestDevlink(t, f, DeviceFilter{}, t.TempDir())
+	published := make(chan string, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	watchErr := make(chan error, 1)
+	go func() {
+		watchErr <- d.Watch(ctx, func(render func(*exposition.Builder)) {
+			b := exposition.NewBuilder()
+			render(b)
+			published <- b.Snapshot().String()
+		})
+	}()
+	defer func() {
+		cancel()
+		if err := <-watchErr; !errors.Is(err, context.Canceled) {
+			t.Errorf("Watch returned %v", err)
+		}
+	}()
+
+	broken := devlinkReporter(cx7IB, nil, "fw", devlink.HealthStateError, 1, 0)
+	f.events <- devlink.Event{Kind: devlink.EventHealth, Reporter: &broken}
+	// Wait until the event loop has taken the event in.
+	for {
+		d.mu.Lock()
+		_, seen := d.state.reporters[keyOf(broken.ReporterID)]
+		d.mu.Unlock()
+		if seen {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	f.reporters[0] = broken // the kernel's state when the poll reads it
+	if _, _, err := pollDevlink(t, d); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`nic_devlink_health_captures_total{device="pci/0000:08:00.0",port="",netdev="",reporter="fw"} 1`,
+		`nic_devlink_health_captures_total{device="pci/0000:08:00.1",port="",netdev="",reporter="fw_fatal"} 1`,
+	}
+	guard := time.After(10 * time.Second) // a hang guard, not a timing assert
+	var text string
+	for {
+		select {
+		case text = <-published:
+		case <-guard:
+			t.Fatalf("captures never published; last publication:\n%s", text)
+		}
+		ok := true
+		for _, w := range want {
+			ok = ok && strings.Contains(text, w+"\n")
+		}
+		if ok {
+			return
+		}
+	}
+}
+
+// slowInfoDevlink is a fakeDevlink whose Info runs a hook: it is the
+// moment a poll has read the reporter list but not yet applied it.
+type slowInfoDevlink struct {
+	*fakeDevlink
+	hook func()
+}
+
+func (s *slowInfoDevlink) Info(ctx context.Context, h devlink.Handle) (devlink.Info, error) {
+	if s.hook != nil {
+		s.hook()
+	}
+	return s.fakeDevlink.Info(ctx, h)
+}
+
+// TestDevlinkPollEventOrder checks that the error and recovery counters
+// never go backwards when a poll and health events interleave: a poll
+// that read the reporters before an event must not undo the event, and an
+// event that was queued while a poll read newer counts must not undo the
+// poll.
+func TestDevlinkPollEventOrder(t *testing.T) {
+	f := newDevlinkFake()
+	src := &slowInfoDevlink{fakeDevlink: f}
+	d := NewDevlink(DevlinkConfig{Open: func() (DevlinkSource, error) { return src, nil }}, zap.NewNop())
+	published := make(chan string, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	watchErr := make(chan error, 1)
+	go func() {
+		watchErr <- d.Watch(ctx, func(render func(*exposition.Builder)) {
+			b := exposition.NewBuilder()
+			render(b)
+			published <- b.Snapshot().String()
+		})
+	}()
+	defer func() {
+		cancel()
+		if err := <-watchErr; !errors.Is(err, context.Canceled) {
+			t.Errorf("Watch returned %v", err)
+		}
+	}()
+	if _, _, err := pollDevlink(t, d); err != nil {
+		t.Fatal(err)
+	}
+	const fwErrors = `nic_devlink_health_reporter_errors_total{device="pci/0000:08:00.0",port="",netdev="",reporter="fw"} `
+	const fwHealthy = `nic_devlink_health_reporter_healthy{device="pci/0000:08:00.0",port="",netdev="",reporter="fw"} `
+
+	// The poll reads fw healthy with no errors; before it applies that,
+	// fw goes to error and the event is handled.
+	broken := devlinkReporter(cx7IB, nil, "fw", devlink.HealthStateError, 1, 0)
+	once := false
+	src.hook = func() {
+		if once {
+			return
+		}
+		once = true
+		f.events <- devlink.Event{Kind: devlink.EventHealth, Reporter: &broken}
+		<-published
+	}
+	text, _, err := pollDevlink(t, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.hook = nil
+	for _, want := range []string{fwErrors + "1", fwHealthy + "0"} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("a poll that read before the error event undid it: missing %s in:\n%s", want, text)
+		}
+	}
+
+	// The next poll reads newer counts (a second error, recovered); an
+	// older notification handled after it must not take them back.
+	f.reporters[0] = devlinkReporter(cx7IB, nil, "fw", devlink.HealthStateHealthy, 2, 2)
+	if text, _, err = pollDevlink(t, d); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, fwErrors+"2\n") {
+		t.Fatalf("poll: missing %s2 in:\n%s", fwErrors, text)
+	}
+	stale := devlinkReporter(cx7IB, nil, "fw", devlink.HealthStateHealthy, 1, 1)
+	f.events <- devlink.Event{Kind: devlink.EventHealth, Reporter: &stale}
+	text = <-published
+	for _, want := range []string{
+		fwErrors + "2",
+		`nic_devlink_health_reporter_recoveries_total{device="pci/0000:08:00.0",port="",netdev="",reporter="fw"} 2`,
+		`nic_devlink_health_events_total{device="pci/0000:08:00.0",port="",netdev="",reporter="fw",state="healthy"} 1`,
+	} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("a stale event undid a newer poll: missing %s in:\n%s", want, text)
+		}
+	}
+}
+
+// TestDevlinkObserveRecreated checks evidence capture for a reporter that
+// is destroyed and created again (devlink reload, netdevsim's dummy or
+// mlx5's port reporters), whose error count restarts from zero: its next
+// error is captured even though the count stays below the old one.
+func TestDevlinkObserveRecreated(t *testing.T) {
+	s := devlinkState{reporters: map[reporterKey]*reporterState{}}
+	k := reporterKey{h: cx7Eth, name: "tx"}
+	for i, step := range []struct {
+		state       devlink.HealthState
+		errs, recov uint64
+		capture     bool
+	}{
+		{devlink.HealthStateError, 3, 2, true}, // first sighting, in error
+		{devlink.HealthStateHealthy, 3, 3, false},
+		{devlink.HealthStateHealthy, 0, 0, false}, // re-created
+		{devlink.HealthStateError, 1, 0, true},
+		{devlink.HealthStateHealthy, 1, 1, false},
+		{devlink.HealthStateError, 2, 1, true},
+	} {
+		_, capture := s.observe(k, devlinkReporter(cx7Eth, nil, "tx", step.state, step.errs, step.recov))
+		if capture != step.capture {
+			t.Errorf("step %d (%v, %d errors): capture %v, want %v", i, step.state, step.errs, capture, step.capture)
+		}
+	}
+}
+
+// TestDevlinkPollRefreshOrder checks that a poll's read does not undo a
+// newer read: a refresh after an event (here an overrun) that started
+// and finished while the poll was still reading.
+func TestDevlinkPollRefreshOrder(t *testing.T) {
+	f := newDevlinkFake()
+	src := &slowInfoDevlink{fakeDevlink: f}
+	d := NewDevlink(DevlinkConfig{Open: func() (DevlinkSource, error) { return src, nil }}, zap.NewNop())
+	published := make(chan string, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	watchErr := make(chan error, 1)
+	go func() {
+		watchErr <- d.Watch(ctx, func(render func(*exposition.Builder)) {
+			b := exposition.NewBuilder()
+			render(b)
+			published <- b.Snapshot().String()
+		})
+	}()
+	defer func() {
+		cancel()
+		if err := <-watchErr; !errors.Is(err, context.Canceled) {
+			t.Errorf("Watch returned %v", err)
+		}
+	}()
+	if _, _, err := pollDevlink(t, d); err != nil {
+		t.Fatal(err)
+	}
+	// The poll has read fw healthy; then fw breaks, the event is lost
+	// in an overrun, and the refresh reads and publishes the error.
+	var mu sync.Mutex
+	once := false
+	src.hook = func() {
+		mu.Lock()
+		first := !once
+		once = true
+		mu.Unlock()
+		if !first {
+			return // the refresh's own Info calls
+		}
+		f.reporters[0] = devlinkReporter(cx7IB, nil, "fw", devlink.HealthStateError, 1, 0)
+		f.events <- devlink.Event{Kind: devlink.EventOverrun}
+		<-published
+	}
+	text, _, err := pollDevlink(t, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`nic_devlink_health_reporter_errors_total{device="pci/0000:08:00.0",port="",netdev="",reporter="fw"} 1`,
+		`nic_devlink_health_reporter_healthy{device="pci/0000:08:00.0",port="",netdev="",reporter="fw"} 0`,
+	} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("the poll undid the newer refresh: missing %s in:\n%s", want, text)
+		}
+	}
+}
