@@ -241,3 +241,58 @@ func TestApplogConcurrentRotation(t *testing.T) {
 		fmt.Sprintf(`nic_app_log_lines_total{file=%q}`, log):                            fmt.Sprint(lines),
 	})
 }
+
+// TestApplogRotatedNameAlsoMatched rotates a log by rename to a name the
+// globs also match (as /var/log/vma/* or vma.log* do). The rotated file
+// is the file already read, under a new name: its lines must not be
+// counted a second time, whether its name sorts after the live name
+// (vma.log.1) or before it (vma.1.log).
+func TestApplogRotatedNameAlsoMatched(t *testing.T) {
+	for _, tc := range []struct{ live, rotated, glob string }{
+		{live: "vma.log", rotated: "vma.log.1", glob: "vma.log*"},
+		{live: "vma.log", rotated: "vma.1.log", glob: "*.log"},
+	} {
+		t.Run(tc.rotated, func(t *testing.T) {
+			dir := t.TempDir()
+			live := filepath.Join(dir, tc.live)
+			appendFile(t, live, "")
+			a := newTestApplog(t, false, filepath.Join(dir, tc.glob))
+			pollText(t, a)
+
+			appendFile(t, live, vmaMemlock+vmaInfoLine)
+			pollText(t, a)
+			// The application writes one more line and half of another,
+			// then the file is rotated; the application still holds the
+			// old file and finishes the line there before reopening.
+			appendFile(t, live, vmaMemlock+vmaHugepage[:20])
+			rotated := filepath.Join(dir, tc.rotated)
+			if err := os.Rename(live, rotated); err != nil {
+				t.Fatal(err)
+			}
+			appendFile(t, rotated, vmaHugepage[20:])
+			appendFile(t, live, vmaHugepage)
+			out := pollText(t, a)
+
+			total := func(event string) int {
+				n := 0
+				for _, line := range strings.Split(out, "\n") {
+					if !strings.HasPrefix(line, "nic_app_log_events_total{") || !strings.Contains(line, `event="`+event+`"`) {
+						continue
+					}
+					var v int
+					if _, err := fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v); err != nil {
+						t.Fatalf("%q: %v", line, err)
+					}
+					n += v
+				}
+				return n
+			}
+			if got := total("vma_memlock_limit"); got != 2 {
+				t.Errorf("vma_memlock_limit counted %d times over all files, want 2:\n%s", got, out)
+			}
+			if got := total("vma_hugepages_unavailable"); got != 2 {
+				t.Errorf("vma_hugepages_unavailable counted %d times over all files, want 2:\n%s", got, out)
+			}
+		})
+	}
+}
