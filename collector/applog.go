@@ -254,7 +254,14 @@ func (a *Applog) follow(path string, startup bool, moved map[fileKey]movedFile) 
 		a.files[path] = m.tf
 		return a.readFrom(path, m.tf)
 	}
-	f, err := os.Open(path)
+	// Only regular files: opening a named pipe blocks until a writer
+	// comes, and reading one blocks while the writer is idle, which would
+	// hold the poll (and every later one) forever. O_NONBLOCK keeps the
+	// open from blocking if the path changes to a pipe after the Stat.
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return err
 	}
@@ -262,6 +269,10 @@ func (a *Applog) follow(path string, startup bool, moved map[fileKey]movedFile) 
 	if err != nil {
 		f.Close()
 		return err
+	}
+	if !fst.Mode().IsRegular() {
+		f.Close()
+		return fmt.Errorf("%s is not a regular file (%s)", path, fst.Mode().Type())
 	}
 	tf = &tailFile{f: f}
 	tf.ino, tf.dev = fileID(fst)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -295,4 +296,36 @@ func TestApplogRotatedNameAlsoMatched(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestApplogSkipsNonRegularFiles checks that a named pipe the globs match
+// is a source error instead of a poll blocked forever in open(2) (a FIFO
+// without a writer) or read(2) (one whose writer is idle), and that the
+// other files are still read.
+func TestApplogSkipsNonRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.log"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "vma.log")
+	appendFile(t, log, vmaMemlock)
+	errs := NewSourceErrors(zap.NewNop(), 0)
+	a := newTestApplog(t, true, filepath.Join(dir, "*.log"))
+	b := exposition.NewBuilder()
+	done := make(chan error, 1)
+	go func() { done <- a.Update(context.Background(), NewPoll(b, errs)) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the poll blocked on a named pipe")
+	}
+	if c := errs.Counts(); len(c) != 1 {
+		t.Errorf("source errors %v, want one", c)
+	}
+	wantSeries(t, b.Snapshot().String(), map[string]string{
+		fmt.Sprintf(`nic_app_log_events_total{file=%q,event="vma_memlock_limit"}`, log): "1",
+	})
 }
