@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -49,7 +50,9 @@ type ApplogConfig struct {
 // Each poll reads what was appended since the last one. When the path
 // names a new file (a different inode), the rest of the old file is read
 // through the handle still open, then the new file from its start; lines
-// written to the old file after that are not read. When a
+// written to the old file after that are not read, unless the globs also
+// match the name it was rotated to: then it is followed under that name
+// from where it was read, never again from its start. When a
 // file is shorter than the offset read so far, it was truncated and is read
 // again from its start. A copy-and-truncate rotation that lets the file
 // grow past the old offset between two polls is not detectable by size;
@@ -136,25 +139,59 @@ func (a *Applog) Update(ctx context.Context, p *Poll) error {
 	startup := !a.started
 	a.started = true
 
+	// Files whose path no longer matches, or now names another file
+	// (rotated by rename): read their rest through the open handle and
+	// set them aside. If the globs also match the name a file was rotated
+	// to, following that name goes on with the same handle instead of
+	// reading the file again from its start and counting its lines twice.
+	moved := make(map[fileKey]movedFile)
+	for path, tf := range a.files {
+		if seen[path] {
+			if err := a.readFrom(path, tf); err != nil {
+				continue // follow reports it
+			}
+			st, err := os.Stat(path)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				continue // follow reports it
+			}
+			if err == nil {
+				if ino, dev := fileID(st); ino == tf.ino && dev == tf.dev {
+					continue
+				}
+			}
+		} else if err := a.readFrom(path, tf); err != nil {
+			p.SourceError(path, err)
+		}
+		delete(a.files, path)
+		key := fileKey{tf.ino, tf.dev}
+		if _, dup := moved[key]; dup || key == (fileKey{}) {
+			// No usable identity: finish the file now.
+			a.flushPartial(path, tf)
+			tf.f.Close()
+			continue
+		}
+		moved[key] = movedFile{path: path, tf: tf}
+	}
 	for _, path := range paths {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			break
 		}
-		if err := a.follow(path, startup); err != nil {
+		if err := a.follow(path, startup, moved); err != nil {
 			p.SourceError(path, err)
 		}
 	}
-	// Files no longer matched: finish them through the open handle.
-	for path, tf := range a.files {
-		if seen[path] {
-			continue
+	// Files set aside and not found under another name: finish them
+	// through the open handle, which also gets the lines written between
+	// the read above and the rename.
+	for _, m := range moved {
+		if err := a.readFrom(m.path, m.tf); err != nil {
+			p.SourceError(m.path, err)
 		}
-		if err := a.readFrom(path, tf); err != nil {
-			p.SourceError(path, err)
-		}
-		a.flushPartial(path, tf)
-		tf.f.Close()
-		delete(a.files, path)
+		a.flushPartial(m.path, m.tf)
+		m.tf.f.Close()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if len(paths) == 0 && len(a.counts) == 0 && len(a.lines) == 0 {
 		return fmt.Errorf("no file matches %q: %w", a.cfg.Globs, ErrNoSource)
@@ -163,8 +200,18 @@ func (a *Applog) Update(ctx context.Context, p *Poll) error {
 	return nil
 }
 
-// follow reads what is new in path.
-func (a *Applog) follow(path string, startup bool) error {
+// fileKey identifies a file independently of its name.
+type fileKey struct{ ino, dev uint64 }
+
+// movedFile is an open file whose path no longer names it.
+type movedFile struct {
+	path string
+	tf   *tailFile
+}
+
+// follow reads what is new in path. A file in moved (one already read
+// under another name) goes on from where it was read.
+func (a *Applog) follow(path string, startup bool, moved map[fileKey]movedFile) error {
 	tf := a.files[path]
 	if tf != nil {
 		// Read the rest of the file we have open first: after a rename
@@ -202,7 +249,19 @@ func (a *Applog) follow(path string, startup bool) error {
 		tf.f.Close()
 		delete(a.files, path)
 	}
-	f, err := os.Open(path)
+	if m, ok := moved[fileKey{ino, dev}]; ok {
+		delete(moved, fileKey{ino, dev})
+		a.files[path] = m.tf
+		return a.readFrom(path, m.tf)
+	}
+	// Only regular files: opening a named pipe blocks until a writer
+	// comes, and reading one blocks while the writer is idle, which would
+	// hold the poll (and every later one) forever. O_NONBLOCK keeps the
+	// open from blocking if the path changes to a pipe after the Stat.
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return err
 	}
@@ -210,6 +269,10 @@ func (a *Applog) follow(path string, startup bool) error {
 	if err != nil {
 		f.Close()
 		return err
+	}
+	if !fst.Mode().IsRegular() {
+		f.Close()
+		return fmt.Errorf("%s is not a regular file (%s)", path, fst.Mode().Type())
 	}
 	tf = &tailFile{f: f}
 	tf.ino, tf.dev = fileID(fst)

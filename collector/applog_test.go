@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -239,5 +240,92 @@ func TestApplogConcurrentRotation(t *testing.T) {
 	wantSeries(t, pollText(t, a), map[string]string{
 		fmt.Sprintf(`nic_app_log_events_total{file=%q,event="vma_memlock_limit"}`, log): fmt.Sprint(lines / 2),
 		fmt.Sprintf(`nic_app_log_lines_total{file=%q}`, log):                            fmt.Sprint(lines),
+	})
+}
+
+// TestApplogRotatedNameAlsoMatched rotates a log by rename to a name the
+// globs also match (as /var/log/vma/* or vma.log* do). The rotated file
+// is the file already read, under a new name: its lines must not be
+// counted a second time, whether its name sorts after the live name
+// (vma.log.1) or before it (vma.1.log).
+func TestApplogRotatedNameAlsoMatched(t *testing.T) {
+	for _, tc := range []struct{ live, rotated, glob string }{
+		{live: "vma.log", rotated: "vma.log.1", glob: "vma.log*"},
+		{live: "vma.log", rotated: "vma.1.log", glob: "*.log"},
+	} {
+		t.Run(tc.rotated, func(t *testing.T) {
+			dir := t.TempDir()
+			live := filepath.Join(dir, tc.live)
+			appendFile(t, live, "")
+			a := newTestApplog(t, false, filepath.Join(dir, tc.glob))
+			pollText(t, a)
+
+			appendFile(t, live, vmaMemlock+vmaInfoLine)
+			pollText(t, a)
+			// The application writes one more line and half of another,
+			// then the file is rotated; the application still holds the
+			// old file and finishes the line there before reopening.
+			appendFile(t, live, vmaMemlock+vmaHugepage[:20])
+			rotated := filepath.Join(dir, tc.rotated)
+			if err := os.Rename(live, rotated); err != nil {
+				t.Fatal(err)
+			}
+			appendFile(t, rotated, vmaHugepage[20:])
+			appendFile(t, live, vmaHugepage)
+			out := pollText(t, a)
+
+			total := func(event string) int {
+				n := 0
+				for _, line := range strings.Split(out, "\n") {
+					if !strings.HasPrefix(line, "nic_app_log_events_total{") || !strings.Contains(line, `event="`+event+`"`) {
+						continue
+					}
+					var v int
+					if _, err := fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v); err != nil {
+						t.Fatalf("%q: %v", line, err)
+					}
+					n += v
+				}
+				return n
+			}
+			if got := total("vma_memlock_limit"); got != 2 {
+				t.Errorf("vma_memlock_limit counted %d times over all files, want 2:\n%s", got, out)
+			}
+			if got := total("vma_hugepages_unavailable"); got != 2 {
+				t.Errorf("vma_hugepages_unavailable counted %d times over all files, want 2:\n%s", got, out)
+			}
+		})
+	}
+}
+
+// TestApplogSkipsNonRegularFiles checks that a named pipe the globs match
+// is a source error instead of a poll blocked forever in open(2) (a FIFO
+// without a writer) or read(2) (one whose writer is idle), and that the
+// other files are still read.
+func TestApplogSkipsNonRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.log"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "vma.log")
+	appendFile(t, log, vmaMemlock)
+	errs := NewSourceErrors(zap.NewNop(), 0)
+	a := newTestApplog(t, true, filepath.Join(dir, "*.log"))
+	b := exposition.NewBuilder()
+	done := make(chan error, 1)
+	go func() { done <- a.Update(context.Background(), NewPoll(b, errs)) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the poll blocked on a named pipe")
+	}
+	if c := errs.Counts(); len(c) != 1 {
+		t.Errorf("source errors %v, want one", c)
+	}
+	wantSeries(t, b.Snapshot().String(), map[string]string{
+		fmt.Sprintf(`nic_app_log_events_total{file=%q,event="vma_memlock_limit"}`, log): "1",
 	})
 }

@@ -167,13 +167,19 @@ func (r *Runner) PollOnce(ctx context.Context) {
 		}
 	case <-pctx.Done():
 		if ctx.Err() != nil {
-			<-done
-			return // shutting down: not a failure
+			// Shutting down: not a failure. Do not wait for a collector
+			// that ignores its context; done is buffered, so its
+			// goroutine ends whenever Update returns.
+			return
 		}
 		// The collector does not return in time. Report the failure now so
-		// it is visible, then wait for it so polls never pile up.
+		// it is visible, then wait for it so polls never pile up, but not
+		// beyond shutdown.
 		r.fail(start, fmt.Errorf("poll exceeded its %s timeout", r.cfg.Timeout))
-		<-done
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
 		return
 	}
 	if ctx.Err() != nil && err != nil {

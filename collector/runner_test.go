@@ -289,3 +289,54 @@ func TestDeviceFilter(t *testing.T) {
 		t.Errorf("bad exclude: err = %v, want one naming the flag", err)
 	}
 }
+
+// TestRunnerReturnsOnCancelWhileAPollHangs checks that Run returns when
+// its context is cancelled even though the collector's Update ignores its
+// context and never returns: the daemon must exit on SIGTERM whatever a
+// stuck source does.
+func TestRunnerReturnsOnCancelWhileAPollHangs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// timeout is the per-poll timeout: short means the runner is
+		// already waiting for an overdue poll when the cancel comes.
+		timeout time.Duration
+	}{
+		{name: "cancel after the poll timed out", timeout: time.Millisecond},
+		{name: "cancel before the poll timed out", timeout: time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			defer close(release)
+			started := make(chan struct{}, 1)
+			c := &scripted{steps: []func(context.Context, *Poll) error{
+				func(context.Context, *Poll) error {
+					started <- struct{}{}
+					<-release // ignores ctx, as a wedged driver read would
+					return nil
+				},
+			}}
+			r := NewRunner(c, RunnerConfig{Interval: time.Hour, Timeout: tc.timeout}, zap.NewNop())
+			ctx, cancel := context.WithCancel(context.Background())
+			returned := make(chan struct{})
+			go func() {
+				r.Run(ctx)
+				close(returned)
+			}()
+			<-started
+			if tc.timeout == time.Millisecond {
+				for i := 0; r.Status().Failures == 0; i++ {
+					if i > 10000 {
+						t.Fatal("the overdue poll was never counted as failed")
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+			cancel()
+			select {
+			case <-returned:
+			case <-time.After(10 * time.Second):
+				t.Fatal("Run did not return after its context was cancelled while a poll hung")
+			}
+		})
+	}
+}

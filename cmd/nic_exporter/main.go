@@ -93,6 +93,17 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if _, err := app.Parse(args); err != nil {
 		return nil, err
 	}
+	// A zero or negative interval would panic in time.NewTicker when the
+	// collector starts, and a zero timeout would fail every poll.
+	for _, cf := range o.collectors {
+		p := "--collector." + cf.spec.name
+		if cf.interval <= 0 {
+			return nil, fmt.Errorf("%s.interval must be positive, got %s", p, cf.interval)
+		}
+		if cf.timeout <= 0 {
+			return nil, fmt.Errorf("%s.timeout must be positive, got %s", p, cf.timeout)
+		}
+	}
 	return o, nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -277,10 +278,17 @@ func TestStartupErrors(t *testing.T) {
 		{[]string{"--demo", "--demo.faults=nonsense@1m"}, "unknown demo fault"},
 		{[]string{"--demo.faults=link_flap@1m"}, "need --demo"},
 		{[]string{"--log.level=loud"}, "must be one of debug,info,warn,error"},
+		{[]string{"--demo", "--collector.netdev.interval=0"}, "--collector.netdev.interval must be positive"},
+		{[]string{"--demo", "--collector.kmsg.interval=-5s"}, "--collector.kmsg.interval must be positive"},
+		{[]string{"--demo", "--collector.netdev.timeout=0s"}, "--collector.netdev.timeout must be positive"},
 	}
 	for _, tt := range tests {
-		cmd := exec.Command(binary, append([]string{"--web.listen-address=127.0.0.1:0"}, tt.args...)...)
+		// A bound, so that an exporter that starts instead of refusing
+		// the flags fails the test rather than hanging it.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, binary, append([]string{"--web.listen-address=127.0.0.1:0"}, tt.args...)...)
 		out, err := cmd.CombinedOutput()
+		cancel()
 		if err == nil {
 			t.Errorf("%v: exit status 0, want an error", tt.args)
 			continue

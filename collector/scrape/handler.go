@@ -11,6 +11,7 @@ import (
 	"hash/crc32"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -217,8 +218,17 @@ func acceptsGzip(header string) bool {
 		if strings.TrimSpace(name) != "gzip" {
 			continue
 		}
-		// "gzip;q=0" means the client refuses gzip.
-		return strings.ReplaceAll(strings.TrimSpace(params), " ", "") != "q=0"
+		// A weight of zero ("gzip;q=0", "gzip; q=0.000") means the client
+		// refuses gzip.
+		for _, p := range strings.Split(params, ";") {
+			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+			if strings.EqualFold(strings.TrimSpace(k), "q") {
+				if q, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && q == 0 {
+					return false
+				}
+			}
+		}
+		return true
 	}
 	return false
 }

@@ -68,6 +68,9 @@ func TestHandlerNegotiation(t *testing.T) {
 		{"openmetrics without a version is 0.0.1", "application/openmetrics-text", "", contentTypeOM001, false, "# EOF"},
 		{"text with gzip", "text/plain;version=0.0.4", "gzip, deflate", contentTypeText, true, "nic_exporter_test_total 5"},
 		{"gzip refused", "", "gzip;q=0", contentTypeText, false, "nic_exporter_test_total 5"},
+		{"gzip refused with a decimal zero", "", "gzip; q=0.0", contentTypeText, false, "nic_exporter_test_total 5"},
+		{"gzip refused with three decimals", "", "br, gzip;q=0.000", contentTypeText, false, "nic_exporter_test_total 5"},
+		{"gzip with a low weight", "", "gzip;q=0.001", contentTypeText, true, "nic_exporter_test_total 5"},
 		{"protobuf falls back to text", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited", "", contentTypeText, false, "nic_exporter_test_total 5"},
 	}
 	for _, tt := range tests {
