@@ -77,7 +77,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	o.web = kingpinflag.AddFlags(app, defaultAddress)
 	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
-	app.Flag("web.max-requests", "Maximum number of scrapes served at once; more get HTTP 503. 0 means no limit.").Default("40").IntVar(&o.maxRequests)
+	app.Flag("web.max-requests", "Maximum number of scrapes served at once; more get HTTP 503. 0 means no limit.").Default("64").IntVar(&o.maxRequests)
 	app.Flag("path.sysfs", "sysfs mount point.").Default("/sys").StringVar(&o.sysfs)
 	app.Flag("path.procfs", "procfs mount point.").Default("/proc").StringVar(&o.procfs)
 	app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").EnumVar(&o.logLevel, "debug", "info", "warn", "error")
@@ -162,17 +162,24 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	log.Info("starting nic_exporter", zap.String("version", version.Info()), zap.String("build", version.BuildContext()))
 	env := sources{sysfs: o.sysfs, procfs: o.procfs}
 	var wg sync.WaitGroup
+	var host *demo.Host
 	pollCtx, cancelPolls := context.WithCancel(context.Background())
 	defer func() {
 		cancelPolls()
 		wg.Wait()
+		// Only after the polls and the demo's own updater have stopped.
+		if host != nil {
+			if err := host.Close(); err != nil {
+				log.Warn("removing the demo host directory failed", zap.Error(err))
+			}
+		}
 	}()
 	if o.demo {
-		host, err := demo.New(demo.Config{Faults: o.demoFaults, Elapsed: o.demoElapsed}, log.Named("demo"))
+		var err error
+		host, err = demo.New(demo.Config{Faults: o.demoFaults, Elapsed: o.demoElapsed}, log.Named("demo"))
 		if err != nil {
 			return err
 		}
-		defer host.Close()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
