@@ -301,22 +301,7 @@ func TestDevlinkEvents(t *testing.T) {
 	f := newDevlinkFake()
 	dir := t.TempDir()
 	d := newTestDevlink(t, f, DeviceFilter{}, dir)
-	published := make(chan string)
-	ctx, cancel := context.WithCancel(context.Background())
-	watchErr := make(chan error, 1)
-	go func() {
-		watchErr <- d.Watch(ctx, func(render func(*exposition.Builder)) {
-			b := exposition.NewBuilder()
-			render(b)
-			published <- b.Snapshot().String()
-		})
-	}()
-	defer func() {
-		cancel()
-		if err := <-watchErr; !errors.Is(err, context.Canceled) {
-			t.Errorf("Watch returned %v", err)
-		}
-	}()
+	published := startDevlinkWatch(t, d, 0)
 
 	if _, _, err := pollDevlink(t, d); err != nil {
 		t.Fatal(err)
@@ -560,22 +545,7 @@ func TestCaptureStorePermissions(t *testing.T) {
 func TestDevlinkEventBeforeFirstPoll(t *testing.T) {
 	f := newDevlinkFake()
 	d := newTestDevlink(t, f, DeviceFilter{}, t.TempDir())
-	published := make(chan string, 16)
-	ctx, cancel := context.WithCancel(context.Background())
-	watchErr := make(chan error, 1)
-	go func() {
-		watchErr <- d.Watch(ctx, func(render func(*exposition.Builder)) {
-			b := exposition.NewBuilder()
-			render(b)
-			published <- b.Snapshot().String()
-		})
-	}()
-	defer func() {
-		cancel()
-		if err := <-watchErr; !errors.Is(err, context.Canceled) {
-			t.Errorf("Watch returned %v", err)
-		}
-	}()
+	published := startDevlinkWatch(t, d, 16)
 
 	broken := devlinkReporter(cx7IB, nil, "fw", devlink.HealthStateError, 1, 0)
 	f.events <- devlink.Event{Kind: devlink.EventHealth, Reporter: &broken}
@@ -638,22 +608,7 @@ func TestDevlinkPollEventOrder(t *testing.T) {
 	f := newDevlinkFake()
 	src := &slowInfoDevlink{fakeDevlink: f}
 	d := NewDevlink(DevlinkConfig{Open: func() (DevlinkSource, error) { return src, nil }}, zap.NewNop())
-	published := make(chan string, 16)
-	ctx, cancel := context.WithCancel(context.Background())
-	watchErr := make(chan error, 1)
-	go func() {
-		watchErr <- d.Watch(ctx, func(render func(*exposition.Builder)) {
-			b := exposition.NewBuilder()
-			render(b)
-			published <- b.Snapshot().String()
-		})
-	}()
-	defer func() {
-		cancel()
-		if err := <-watchErr; !errors.Is(err, context.Canceled) {
-			t.Errorf("Watch returned %v", err)
-		}
-	}()
+	published := startDevlinkWatch(t, d, 16)
 	if _, _, err := pollDevlink(t, d); err != nil {
 		t.Fatal(err)
 	}
@@ -739,22 +694,7 @@ func TestDevlinkPollRefreshOrder(t *testing.T) {
 	f := newDevlinkFake()
 	src := &slowInfoDevlink{fakeDevlink: f}
 	d := NewDevlink(DevlinkConfig{Open: func() (DevlinkSource, error) { return src, nil }}, zap.NewNop())
-	published := make(chan string, 16)
-	ctx, cancel := context.WithCancel(context.Background())
-	watchErr := make(chan error, 1)
-	go func() {
-		watchErr <- d.Watch(ctx, func(render func(*exposition.Builder)) {
-			b := exposition.NewBuilder()
-			render(b)
-			published <- b.Snapshot().String()
-		})
-	}()
-	defer func() {
-		cancel()
-		if err := <-watchErr; !errors.Is(err, context.Canceled) {
-			t.Errorf("Watch returned %v", err)
-		}
-	}()
+	published := startDevlinkWatch(t, d, 16)
 	if _, _, err := pollDevlink(t, d); err != nil {
 		t.Fatal(err)
 	}
@@ -786,4 +726,29 @@ func TestDevlinkPollRefreshOrder(t *testing.T) {
 			t.Errorf("the poll undid the newer refresh: missing %s in:\n%s", want, text)
 		}
 	}
+}
+
+// startDevlinkWatch runs d.Watch until the test ends and returns the
+// snapshots it publishes, rendered as text, on a channel with room for
+// buffer of them. At the end of the test it checks that Watch returned
+// because of the cancellation.
+func startDevlinkWatch(t *testing.T, d *Devlink, buffer int) <-chan string {
+	t.Helper()
+	published := make(chan string, buffer)
+	ctx, cancel := context.WithCancel(context.Background())
+	watchErr := make(chan error, 1)
+	go func() {
+		watchErr <- d.Watch(ctx, func(render func(*exposition.Builder)) {
+			b := exposition.NewBuilder()
+			render(b)
+			published <- b.Snapshot().String()
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-watchErr; !errors.Is(err, context.Canceled) {
+			t.Errorf("Watch returned %v", err)
+		}
+	})
+	return published
 }
