@@ -32,7 +32,7 @@ type ApplogConfig struct {
 	// history); files that appear later are always read from the start.
 	FromStart bool
 	// Filter selects files by path.
-	Filter DeviceFilter
+	Filter NameFilter
 	// TrimPrefix is removed from the paths used as file labels; the demo
 	// host sets it to its temporary directory so its output is stable.
 	TrimPrefix string
@@ -196,7 +196,7 @@ func (a *Applog) Update(ctx context.Context, p *Poll) error {
 	if len(paths) == 0 && len(a.counts) == 0 && len(a.lines) == 0 {
 		return fmt.Errorf("no file matches %q: %w", a.cfg.Globs, ErrNoSource)
 	}
-	a.render(p.Builder, len(paths))
+	a.render(p, len(paths))
 	return nil
 }
 
@@ -370,7 +370,7 @@ func (a *Applog) label(path string) string {
 	return path
 }
 
-func (a *Applog) render(b *exposition.Builder, files int) {
+func (a *Applog) render(p *Poll, files int) {
 	keys := make([]applogKey, 0, len(a.counts))
 	for k := range a.counts {
 		keys = append(keys, k)
@@ -382,16 +382,16 @@ func (a *Applog) render(b *exposition.Builder, files int) {
 		return keys[i].event < keys[j].event
 	})
 	for _, k := range keys {
-		b.Add(applogEventsDesc, float64(a.counts[k]), a.label(k.file), k.event)
+		p.Add(applogEventsDesc, float64(a.counts[k]), a.label(k.file), k.event)
 	}
 	paths := make([]string, 0, len(a.lines))
-	for p := range a.lines {
-		paths = append(paths, p)
+	for path := range a.lines {
+		paths = append(paths, path)
 	}
 	sort.Strings(paths)
-	for _, p := range paths {
-		b.Add(applogLinesDesc, float64(a.lines[p]), a.label(p))
+	for _, path := range paths {
+		p.Add(applogLinesDesc, float64(a.lines[path]), a.label(path))
 	}
-	b.Add(applogDroppedDesc, float64(a.dropped))
-	b.SetDevices(files)
+	p.Add(applogDroppedDesc, float64(a.dropped))
+	p.SetDevices(files)
 }

@@ -32,28 +32,43 @@ type EventSource interface {
 	Collector
 	// Watch blocks until ctx is done or the event source fails. After each
 	// event that changes what the collector exports, it calls publish with
-	// a function that renders the collector's complete current state at the
-	// time it is called, without I/O; the Runner turns that into a new
-	// snapshot at once. The Runner may call the latest such function again
+	// a function that renders the collector's complete current state into
+	// a Poll at the time it is called, without I/O; the Runner turns that
+	// into a new snapshot at once. The Runner may call the latest such function again
 	// later: when an event is published while a poll is in progress, the
 	// poll's result may predate the event, so the Runner renders the
 	// current state again after the poll instead of publishing the poll's
 	// possibly older series.
-	Watch(ctx context.Context, publish func(render func(b *exposition.Builder))) error
+	Watch(ctx context.Context, publish func(render func(p *Poll))) error
 }
 
-// Poll is what a collector writes one poll's results to: the series, and
-// the source errors that dropped single series without failing the poll.
+// Poll is what a collector writes one poll's results to: the series, the
+// number of devices found, and the source errors that dropped single
+// series without failing the poll. It is deliberately narrow: the Runner
+// owns the builder behind it and reuses it from poll to poll, so a
+// collector can add to it but never reset, replace or snapshot it.
 type Poll struct {
-	*exposition.Builder
+	b    *exposition.Builder
 	errs *SourceErrors
 }
 
-// NewPoll returns a Poll that writes to b and reports to errs. It is used
-// by the Runner and by tests.
+// NewPoll returns a Poll that writes to b and reports to errs (which may
+// be nil). It is used by the Runner and by tests, which own b.
 func NewPoll(b *exposition.Builder, errs *SourceErrors) *Poll {
-	return &Poll{Builder: b, errs: errs}
+	return &Poll{b: b, errs: errs}
 }
+
+// Add adds one sample of family d. A sample whose label values do not
+// match d's label names is skipped and counted as invalid.
+func (p *Poll) Add(d *exposition.Desc, value float64, labelValues ...string) {
+	p.b.Add(d, value, labelValues...)
+}
+
+// SetDevices records how many devices or files the poll found.
+func (p *Poll) SetDevices(n int) { p.b.SetDevices(n) }
+
+// AddDevices adds n to the number of devices or files the poll found.
+func (p *Poll) AddDevices(n int) { p.b.AddDevices(n) }
 
 // SourceError records that one series or one file could not be read. The
 // poll goes on; the error is counted by reason in the self-metrics and

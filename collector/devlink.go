@@ -50,7 +50,7 @@ type DevlinkConfig struct {
 	// Filter selects devices by handle, such as pci/0000:08:00.0. It is
 	// applied to the kernel's device, port and reporter lists before any
 	// request that reaches a driver (info, diagnose, dump).
-	Filter DeviceFilter
+	Filter NameFilter
 	// Capture configures evidence capture; off when Capture.Dir is empty.
 	Capture CaptureConfig
 }
@@ -261,7 +261,7 @@ func (d *Devlink) Update(ctx context.Context, p *Poll) error {
 		return fmt.Errorf("reading devlink: %w", err)
 	}
 	d.enqueue(d.apply(r, stamp), "poll")
-	d.render(p.Builder)
+	d.render(p)
 	return nil
 }
 
@@ -295,7 +295,7 @@ func (d *Devlink) enqueue(pending []pendingCapture, trigger string) {
 
 // captureWorker writes queued evidence until ctx is done, publishing the
 // state after each file so the capture counter moves at once.
-func (d *Devlink) captureWorker(ctx context.Context, src DevlinkSource, publish func(func(*exposition.Builder))) {
+func (d *Devlink) captureWorker(ctx context.Context, src DevlinkSource, publish func(func(*Poll))) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -451,11 +451,11 @@ func (d *Devlink) capture1(ctx context.Context, src DevlinkSource, pc pendingCap
 }
 
 // render writes the current state.
-func (d *Devlink) render(b *exposition.Builder) {
+func (d *Devlink) render(p *Poll) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s := &d.state
-	b.SetDevices(len(s.devices))
+	p.SetDevices(len(s.devices))
 	for _, h := range s.devices {
 		info, ok := s.infos[h]
 		if !ok {
@@ -469,7 +469,7 @@ func (d *Devlink) render(b *exposition.Builder) {
 		if board == "" {
 			board = devlink.Lookup(info.Fixed, "fw.psid")
 		}
-		b.Add(devlinkInfo, 1, h.String(), info.Driver, serial, board, firmware(info.Running), firmware(info.Stored))
+		p.Add(devlinkInfo, 1, h.String(), info.Driver, serial, board, firmware(info.Running), firmware(info.Stored))
 	}
 	keys := make([]reporterKey, 0, len(s.reporters))
 	for k := range s.reporters {
@@ -480,30 +480,30 @@ func (d *Devlink) render(b *exposition.Builder) {
 		r := s.reporters[k].r
 		labels := []string{k.h.String(), k.port, s.netdev(r.ReporterID), k.name}
 		if r.State != nil {
-			b.Add(devlinkHealthy, boolFloat(*r.State == devlink.HealthStateHealthy), labels...)
+			p.Add(devlinkHealthy, boolFloat(*r.State == devlink.HealthStateHealthy), labels...)
 		}
 		if r.ErrorCount != nil {
-			b.Add(devlinkErrors, float64(*r.ErrorCount), labels...)
+			p.Add(devlinkErrors, float64(*r.ErrorCount), labels...)
 		}
 		if r.RecoverCount != nil {
-			b.Add(devlinkRecoveries, float64(*r.RecoverCount), labels...)
+			p.Add(devlinkRecoveries, float64(*r.RecoverCount), labels...)
 		}
 		if r.AutoRecover != nil {
-			b.Add(devlinkAutoRecover, boolFloat(*r.AutoRecover), labels...)
+			p.Add(devlinkAutoRecover, boolFloat(*r.AutoRecover), labels...)
 		}
 		if r.GracefulPeriod != nil {
-			b.Add(devlinkGrace, r.GracefulPeriod.Seconds(), labels...)
+			p.Add(devlinkGrace, r.GracefulPeriod.Seconds(), labels...)
 		}
 		if r.LastDump != nil {
-			b.Add(devlinkLastDump, float64(r.LastDump.UnixNano())/1e9, labels...)
+			p.Add(devlinkLastDump, float64(r.LastDump.UnixNano())/1e9, labels...)
 		}
 		for _, state := range []string{"error", "healthy"} {
 			if n, ok := s.events[eventKey{k, state}]; ok {
-				b.Add(devlinkEvents, float64(n), append(labels, state)...)
+				p.Add(devlinkEvents, float64(n), append(labels, state)...)
 			}
 		}
 		if d.capture != nil {
-			b.Add(devlinkCaptures, float64(s.captures[k]), labels...)
+			p.Add(devlinkCaptures, float64(s.captures[k]), labels...)
 		}
 	}
 }
@@ -539,7 +539,7 @@ func firmware(vs []devlink.Version) string {
 // Watch implements EventSource. Health notifications update the
 // reporter and are published at once; device and port notifications and
 // buffer overruns trigger a fresh read of the kernel's state.
-func (d *Devlink) Watch(ctx context.Context, publish func(render func(b *exposition.Builder))) error {
+func (d *Devlink) Watch(ctx context.Context, publish func(render func(p *Poll))) error {
 	src, err := d.source()
 	if err != nil {
 		return err
@@ -580,7 +580,7 @@ func (d *Devlink) Watch(ctx context.Context, publish func(render func(b *exposit
 	}
 }
 
-func (d *Devlink) handleEvent(ctx context.Context, src DevlinkSource, ev devlink.Event, publish func(func(*exposition.Builder))) {
+func (d *Devlink) handleEvent(ctx context.Context, src DevlinkSource, ev devlink.Event, publish func(func(*Poll))) {
 	switch ev.Kind {
 	case devlink.EventHealth:
 		r := ev.Reporter

@@ -131,7 +131,7 @@ func newDevlinkFake() *fakeDevlink {
 	}
 }
 
-func newTestDevlink(t *testing.T, f *fakeDevlink, filter DeviceFilter, captureDir string) *Devlink {
+func newTestDevlink(t *testing.T, f *fakeDevlink, filter NameFilter, captureDir string) *Devlink {
 	t.Helper()
 	return NewDevlink(DevlinkConfig{
 		Open:    func() (DevlinkSource, error) { return f, nil },
@@ -160,13 +160,13 @@ func devlinkSamples(text string) []string {
 }
 
 func TestDevlinkUpdate(t *testing.T) {
-	excludeIB, err := NewDeviceFilter("collector.devlink", "", "pci/0000:08:00.0")
+	excludeIB, err := NewNameFilter("collector.devlink.device", "", "pci/0000:08:00.0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		name   string
-		filter DeviceFilter
+		filter NameFilter
 		want   []string
 		calls  []string
 	}{
@@ -269,7 +269,7 @@ func TestDevlinkSourceStates(t *testing.T) {
 				if !errors.Is(err, ErrNoSource) {
 					t.Fatalf("Update error %v, want ErrNoSource", err)
 				}
-				if err := d.Watch(context.Background(), func(func(*exposition.Builder)) {}); !errors.Is(err, ErrNoSource) {
+				if err := d.Watch(context.Background(), func(func(*Poll)) {}); !errors.Is(err, ErrNoSource) {
 					t.Fatalf("Watch error %v, want ErrNoSource", err)
 				}
 				return
@@ -300,7 +300,7 @@ func TestDevlinkSourceStates(t *testing.T) {
 func TestDevlinkEvents(t *testing.T) {
 	f := newDevlinkFake()
 	dir := t.TempDir()
-	d := newTestDevlink(t, f, DeviceFilter{}, dir)
+	d := newTestDevlink(t, f, NameFilter{}, dir)
 	published := startDevlinkWatch(t, d, 0)
 
 	if _, _, err := pollDevlink(t, d); err != nil {
@@ -473,9 +473,9 @@ func BenchmarkDevlinkHealthEvent(b *testing.B) {
 	}
 	src, _ := d.source()
 	ev := f.reporters[3] // the second function's fw reporter
-	publish := func(render func(*exposition.Builder)) {
+	publish := func(render func(*Poll)) {
 		bld := exposition.NewBuilder()
-		render(bld)
+		render(NewPoll(bld, nil))
 		_ = bld.Snapshot()
 	}
 	b.ReportAllocs()
@@ -488,14 +488,14 @@ func BenchmarkDevlinkHealthEvent(b *testing.B) {
 // buffer overrun) make the collector read the kernel's state at once.
 func TestDevlinkOverrunRefresh(t *testing.T) {
 	f := newDevlinkFake()
-	d := newTestDevlink(t, f, DeviceFilter{}, "")
+	d := newTestDevlink(t, f, NameFilter{}, "")
 	published := make(chan string, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		_ = d.Watch(ctx, func(render func(*exposition.Builder)) {
+		_ = d.Watch(ctx, func(render func(*Poll)) {
 			b := exposition.NewBuilder()
-			render(b)
+			render(NewPoll(b, nil))
 			published <- b.Snapshot().String()
 		})
 	}()
@@ -544,7 +544,7 @@ func TestCaptureStorePermissions(t *testing.T) {
 // first poll no longer sees a rise.
 func TestDevlinkEventBeforeFirstPoll(t *testing.T) {
 	f := newDevlinkFake()
-	d := newTestDevlink(t, f, DeviceFilter{}, t.TempDir())
+	d := newTestDevlink(t, f, NameFilter{}, t.TempDir())
 	published := startDevlinkWatch(t, d, 16)
 
 	broken := devlinkReporter(cx7IB, nil, "fw", devlink.HealthStateError, 1, 0)
@@ -738,9 +738,9 @@ func startDevlinkWatch(t *testing.T, d *Devlink, buffer int) <-chan string {
 	ctx, cancel := context.WithCancel(context.Background())
 	watchErr := make(chan error, 1)
 	go func() {
-		watchErr <- d.Watch(ctx, func(render func(*exposition.Builder)) {
+		watchErr <- d.Watch(ctx, func(render func(*Poll)) {
 			b := exposition.NewBuilder()
-			render(b)
+			render(NewPoll(b, nil))
 			published <- b.Snapshot().String()
 		})
 	}()

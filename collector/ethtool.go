@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -43,11 +42,10 @@ type EthtoolConfig struct {
 	Source EthtoolSource
 	// Filter selects interfaces by name; it is applied before any ioctl
 	// on an interface.
-	Filter DeviceFilter
-	// StatInclude and StatExclude select statistics by the driver's name
-	// (as ethtool -S prints it), anchored; empty include means all,
-	// empty exclude none.
-	StatInclude, StatExclude string
+	Filter NameFilter
+	// StatFilter selects statistics by the driver's name, as ethtool -S
+	// prints it; the zero NameFilter selects all.
+	StatFilter NameFilter
 	// QueueMode says what happens to per-queue statistics.
 	QueueMode QueueMode
 }
@@ -63,15 +61,13 @@ const maxEthtoolFamilies = 20000
 type Ethtool struct {
 	cfg         EthtoolConfig
 	log         *zap.Logger
-	include     *regexp.Regexp
-	exclude     *regexp.Regexp
 	descs       map[string]*exposition.Desc // by OpenMetrics family name
 	ifaces      map[string]*ethIface
 	unsupported *unsupportedSet
 }
 
-// NewEthtool returns an ethtool collector. It fails on a bad statistic
-// regular expression or queue mode.
+// NewEthtool returns an ethtool collector. It fails without a source or
+// with an unknown queue mode.
 func NewEthtool(cfg EthtoolConfig, log *zap.Logger) (*Ethtool, error) {
 	if cfg.Source == nil {
 		return nil, errors.New("ethtool collector: no source")
@@ -88,17 +84,6 @@ func NewEthtool(cfg EthtoolConfig, log *zap.Logger) (*Ethtool, error) {
 		descs:       make(map[string]*exposition.Desc),
 		ifaces:      make(map[string]*ethIface),
 		unsupported: newUnsupportedSet(),
-	}
-	var err error
-	if cfg.StatInclude != "" {
-		if e.include, err = regexp.Compile("^(?:" + cfg.StatInclude + ")$"); err != nil {
-			return nil, fmt.Errorf("invalid --collector.ethtool.stat-include regular expression %q: %w", cfg.StatInclude, err)
-		}
-	}
-	if cfg.StatExclude != "" {
-		if e.exclude, err = regexp.Compile("^(?:" + cfg.StatExclude + ")$"); err != nil {
-			return nil, fmt.Errorf("invalid --collector.ethtool.stat-exclude regular expression %q: %w", cfg.StatExclude, err)
-		}
 	}
 	for _, d := range ethtoolFixed {
 		e.descs[d.Name()] = d
@@ -271,30 +256,29 @@ func (e *Ethtool) pollIface(st *ethIface, identity string, p *Poll) (found bool,
 	}
 
 	// Everything is read: emit.
-	b := p.Builder
-	b.Add(ethtoolInfo, 1, st.name, info.Driver, info.Version, info.FirmwareVersion, info.BusInfo)
+	p.Add(ethtoolInfo, 1, st.name, info.Driver, info.Version, info.FirmwareVersion, info.BusInfo)
 	if linkErr != nil {
 		p.SourceError("ethtool "+st.name+" link", fmt.Errorf("link settings: %w", linkErr))
 	}
 	if link.HasSettings {
 		if link.SpeedMbps != 0 && link.SpeedMbps != ^uint32(0) {
-			b.Add(ethtoolSpeed, float64(link.SpeedMbps)*1e6/8, st.name)
+			p.Add(ethtoolSpeed, float64(link.SpeedMbps)*1e6/8, st.name)
 		}
 		switch link.Duplex {
 		case 0, 1:
-			b.Add(ethtoolDuplex, float64(link.Duplex), st.name)
+			p.Add(ethtoolDuplex, float64(link.Duplex), st.name)
 		}
-		b.Add(ethtoolAutoneg, boolFloat(link.Autoneg == 1), st.name)
+		p.Add(ethtoolAutoneg, boolFloat(link.Autoneg == 1), st.name)
 	}
 	if link.HasDetected {
-		b.Add(ethtoolDetected, boolFloat(link.Detected), st.name)
+		p.Add(ethtoolDetected, boolFloat(link.Detected), st.name)
 	}
-	b.Add(ethtoolStatCount, float64(info.NStats), st.name)
+	p.Add(ethtoolStatCount, float64(info.NStats), st.name)
 	if statsErr != nil {
 		p.SourceError("ethtool "+st.name+" statistics", fmt.Errorf("statistics: %w", statsErr))
 	}
 	if statsOK {
-		e.emitStats(b, st)
+		e.emitStats(p, st)
 	}
 	return true, nil
 }
@@ -356,10 +340,7 @@ func (e *Ethtool) replan(st *ethIface, names []string) {
 	groups := make(map[*exposition.Desc]*sumGroup)
 	summed := e.cfg.QueueMode == QueueSum
 	for i, raw := range names {
-		if e.include != nil && !e.include.MatchString(raw) {
-			continue
-		}
-		if e.exclude != nil && e.exclude.MatchString(raw) {
+		if !e.cfg.StatFilter.Match(raw) {
 			continue
 		}
 		n, ok := parseStatName(raw)
@@ -489,17 +470,17 @@ func equalStrings(a, b []string) bool {
 }
 
 // emitStats adds the statistics of one interface to b.
-func (e *Ethtool) emitStats(b *exposition.Builder, st *ethIface) {
+func (e *Ethtool) emitStats(p *Poll, st *ethIface) {
 	plan := st.plan
 	for _, s := range plan.series {
-		b.Add(s.desc, float64(st.vals[s.idx]), s.labels...)
+		p.Add(s.desc, float64(st.vals[s.idx]), s.labels...)
 	}
 	for _, g := range plan.groups {
-		b.Add(g.desc, float64(g.sum(st.vals)), g.device)
+		p.Add(g.desc, float64(g.sum(st.vals)), g.device)
 	}
 	for i, n := range plan.skipped {
 		if n > 0 {
-			b.Add(ethtoolSkipped, float64(n), st.name, skipReasons[i])
+			p.Add(ethtoolSkipped, float64(n), st.name, skipReasons[i])
 		}
 	}
 }

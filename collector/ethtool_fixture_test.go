@@ -99,6 +99,12 @@ func itoa(i int) string {
 var queueNumberInName = regexp.MustCompile(`(^|_)(rx|tx|ch)[0-9]+_|queue_[0-9]+|prio[0-9]+|lane_[0-9]+`)
 
 func TestEthtoolFixtures(t *testing.T) {
+	statFilter, err := collector.NewNameFilter("collector.ethtool.stat",
+		`.*_phy|rx_prio.*|wd_expired|.*allowance.*|queue_.*`,
+		`rx_[0-9]+_to_.*|conntrack_allowance_exceeded`)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		cfg  collector.EthtoolConfig
@@ -106,9 +112,8 @@ func TestEthtoolFixtures(t *testing.T) {
 		{"keep.prom", collector.EthtoolConfig{QueueMode: collector.QueueKeep}},
 		{"sum.prom", collector.EthtoolConfig{QueueMode: collector.QueueSum}},
 		{"drop_filtered.prom", collector.EthtoolConfig{
-			QueueMode:   collector.QueueDrop,
-			StatInclude: `.*_phy|rx_prio.*|wd_expired|.*allowance.*|queue_.*`,
-			StatExclude: `rx_[0-9]+_to_.*|conntrack_allowance_exceeded`,
+			QueueMode:  collector.QueueDrop,
+			StatFilter: statFilter,
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -220,7 +225,7 @@ func TestEthtoolFixtureTableOnce(t *testing.T) {
 	}
 	// An excluded device is never asked anything.
 	src2 := fixtureHost(t)
-	f, err := collector.NewDeviceFilter("collector.ethtool", "", "ens.*")
+	f, err := collector.NewNameFilter("collector.ethtool.device", "", "ens.*")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,6 @@ import (
 	"syscall"
 
 	"go.uber.org/zap"
-
-	"github.com/nic-exporter/nic_exporter/collector/exposition"
 )
 
 // InfiniBandConfig configures the infiniband collector.
@@ -25,7 +23,7 @@ type InfiniBandConfig struct {
 	SysfsPath string
 	// Filter selects RDMA devices (mlx5_0, rxe0, ...) by name; it is
 	// applied before any file of a device is opened.
-	Filter DeviceFilter
+	Filter NameFilter
 	// FS, when set, replaces the file system rooted at SysfsPath; paths are
 	// relative to the sysfs root ("class/infiniband/mlx5_0/fw_ver"). Tests
 	// use it to count opens and to inject read errors. SysfsPath still
@@ -134,7 +132,7 @@ func (c *InfiniBand) Update(ctx context.Context, p *Poll) error {
 		}
 		seen[identity] = true
 		devices++
-		emitIBDevice(p.Builder, dev)
+		emitIBDevice(p, dev)
 	}
 	c.unsupported.retain(seen)
 	p.SetDevices(devices)
@@ -485,28 +483,28 @@ func readFSAttr(fsys fs.FS, name string, buf []byte) (string, error) {
 }
 
 // emitIBDevice adds the series of one device.
-func emitIBDevice(b *exposition.Builder, d *ibDevice) {
-	b.Add(ibInfo, 1, d.name, d.hcaType, d.boardID, d.fwVer, d.nodeGUID, d.pciAddress)
+func emitIBDevice(p *Poll, d *ibDevice) {
+	p.Add(ibInfo, 1, d.name, d.hcaType, d.boardID, d.fwVer, d.nodeGUID, d.pciAddress)
 	for _, pt := range d.ports {
-		addOpt(b, ibPortState, pt.state, d.name, pt.num)
-		addOpt(b, ibPortPhysState, pt.physState, d.name, pt.num)
-		addOpt(b, ibPortRate, pt.rate, d.name, pt.num)
+		addOpt(p, ibPortState, pt.state, d.name, pt.num)
+		addOpt(p, ibPortPhysState, pt.physState, d.name, pt.num)
+		addOpt(p, ibPortRate, pt.rate, d.name, pt.num)
 		if pt.linkLayer != "" {
-			b.Add(ibPortInfo, 1, d.name, pt.num, pt.linkLayer)
+			p.Add(ibPortInfo, 1, d.name, pt.num, pt.linkLayer)
 		}
 		for _, n := range pt.netdevs {
-			b.Add(ibPortNetdev, 1, d.name, pt.num, n)
+			p.Add(ibPortNetdev, 1, d.name, pt.num, n)
 		}
-		addOpt(b, ibPortLID, pt.lid, d.name, pt.num)
-		addOpt(b, ibPortSMLID, pt.smLID, d.name, pt.num)
+		addOpt(p, ibPortLID, pt.lid, d.name, pt.num)
+		addOpt(p, ibPortSMLID, pt.smLID, d.name, pt.num)
 		for _, v := range pt.counters {
-			b.Add(v.counter.desc, v.v, d.name, pt.num)
+			p.Add(v.counter.desc, v.v, d.name, pt.num)
 		}
 		for _, v := range pt.hw {
-			b.Add(v.counter.desc, v.v, d.name, pt.num)
+			p.Add(v.counter.desc, v.v, d.name, pt.num)
 		}
 	}
 	for _, v := range d.hw {
-		b.Add(v.counter.desc, v.v, d.name, "0")
+		p.Add(v.counter.desc, v.v, d.name, "0")
 	}
 }

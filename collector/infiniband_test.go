@@ -161,7 +161,7 @@ func reasons(errs *collector.SourceErrors) map[string]uint64 {
 
 func newIB(t *testing.T, sysfs string, fsys fs.FS, include, exclude string) collector.Collector {
 	t.Helper()
-	f, err := collector.NewDeviceFilter("collector.infiniband", include, exclude)
+	f, err := collector.NewNameFilter("collector.infiniband.device", include, exclude)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,7 +510,7 @@ func BenchmarkInfiniBandPoll(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	f, _ := collector.NewDeviceFilter("collector.infiniband", "", "")
+	f, _ := collector.NewNameFilter("collector.infiniband.device", "", "")
 	c := collector.NewInfiniBand(collector.InfiniBandConfig{SysfsPath: filepath.Join(root, "sys"), Filter: f}, zap.NewNop())
 	errs := collector.NewSourceErrors(zap.NewNop(), time.Hour)
 	bld := exposition.NewBuilder()

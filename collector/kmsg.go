@@ -98,7 +98,7 @@ type KmsgConfig struct {
 	// records logged after the start are counted.
 	Replay bool
 	// Filter selects devices; events of excluded devices are not counted.
-	Filter DeviceFilter
+	Filter NameFilter
 	// BootTime is the wall-clock time of record timestamp zero; default
 	// now minus CLOCK_MONOTONIC, the clock printk stamps records with.
 	BootTime time.Time
@@ -198,7 +198,7 @@ func (k *Kmsg) Update(ctx context.Context, p *Poll) error {
 	if err != nil {
 		return err
 	}
-	k.render(p.Builder)
+	k.render(p)
 	return nil
 }
 
@@ -286,7 +286,7 @@ func (k *Kmsg) reset(dev KmsgDevice) {
 }
 
 // Watch implements EventSource: it reads records until ctx is done.
-func (k *Kmsg) Watch(ctx context.Context, publish func(render func(b *exposition.Builder))) error {
+func (k *Kmsg) Watch(ctx context.Context, publish func(render func(p *Poll))) error {
 	dev, err := k.open()
 	if errors.Is(err, ErrNoSource) {
 		return err
@@ -416,7 +416,7 @@ func (k *Kmsg) record(raw []byte) bool {
 }
 
 // render writes the complete current state.
-func (k *Kmsg) render(b *exposition.Builder) {
+func (k *Kmsg) render(p *Poll) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	keys := make([]kmsgKey, 0, len(k.counts))
@@ -438,17 +438,17 @@ func (k *Kmsg) render(b *exposition.Builder) {
 		return a.event < b.event
 	})
 	for _, key := range keys {
-		b.Add(kmsgEventsDesc, float64(k.counts[key].n), key.driver, key.device, key.event)
+		p.Add(kmsgEventsDesc, float64(k.counts[key].n), key.driver, key.device, key.event)
 	}
 	for _, key := range keys {
 		last := k.counts[key].last
-		b.Add(kmsgLastDesc, float64(last.UnixNano())/1e9, key.driver, key.device, key.event)
+		p.Add(kmsgLastDesc, float64(last.UnixNano())/1e9, key.driver, key.device, key.event)
 	}
-	b.Add(kmsgRecordsDesc, float64(k.records))
-	b.Add(kmsgOverrunsDesc, float64(k.overruns))
-	b.Add(kmsgUnparsableDesc, float64(k.unparsable))
-	b.Add(kmsgDroppedDesc, float64(k.dropped))
-	b.SetDevices(len(devices))
+	p.Add(kmsgRecordsDesc, float64(k.records))
+	p.Add(kmsgOverrunsDesc, float64(k.overruns))
+	p.Add(kmsgUnparsableDesc, float64(k.unparsable))
+	p.Add(kmsgDroppedDesc, float64(k.dropped))
+	p.SetDevices(len(devices))
 }
 
 var _ EventSource = (*Kmsg)(nil)

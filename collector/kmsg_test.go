@@ -234,9 +234,9 @@ func runWatch(t *testing.T, k *Kmsg) (published *int32mu, stop func()) {
 	published = &int32mu{}
 	done := make(chan error, 1)
 	go func() {
-		done <- k.Watch(ctx, func(render func(b *exposition.Builder)) {
+		done <- k.Watch(ctx, func(render func(p *Poll)) {
 			b := exposition.NewBuilder()
-			render(b)
+			render(NewPoll(b, nil))
 			published.add()
 		})
 	}()
@@ -273,7 +273,7 @@ func TestKmsgFake(t *testing.T) {
 		// Excluded device.
 		"3,18,5000000,-;mlx5_core 0000:09:00.0: poll_health:801:(pid 0): Fatal error 1 detected",
 	)
-	filter, err := NewDeviceFilter("collector.kmsg", "", "0000:09:.*")
+	filter, err := NewNameFilter("collector.kmsg.device", "", "0000:09:.*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestKmsgReopen(t *testing.T) {
 		},
 		Rules: kernelEngine(t), Replay: true,
 	}, zap.NewNop())
-	err := k.Watch(context.Background(), func(func(*exposition.Builder)) {})
+	err := k.Watch(context.Background(), func(func(*Poll)) {})
 	if !errors.Is(err, syscall.EIO) {
 		t.Fatalf("Watch returned %v, want EIO", err)
 	}

@@ -21,7 +21,7 @@ type NetdevConfig struct {
 	SysfsPath string
 	// Filter selects interfaces by name; it is applied before any file of
 	// an interface is read.
-	Filter DeviceFilter
+	Filter NameFilter
 }
 
 // Netdev exports the kernel's view of network interfaces from
@@ -191,7 +191,7 @@ func (n *Netdev) Update(ctx context.Context, p *Poll) error {
 		}
 		seen[identity] = true
 		devices++
-		emitNetIface(p.Builder, ifc)
+		emitNetIface(p, ifc)
 	}
 	n.unsupported.retain(seen)
 	p.SetDevices(devices)
@@ -357,41 +357,41 @@ func (n *Netdev) readPCI(devDir, identity string, p *Poll) *pciLink {
 	return link
 }
 
-func emitNetIface(b *exposition.Builder, ifc *netIface) {
+func emitNetIface(p *Poll, ifc *netIface) {
 	pciAddr := ""
 	if ifc.pci != nil {
 		pciAddr = ifc.pci.address
 	}
-	b.Add(netdevInfo, 1, ifc.name, ifc.address, ifc.driver, pciAddr)
+	p.Add(netdevInfo, 1, ifc.name, ifc.address, ifc.driver, pciAddr)
 	if v, ok := operStates[ifc.operState]; ok {
-		b.Add(netdevOperState, v, ifc.name)
-		b.Add(netdevUp, boolFloat(v == 1), ifc.name)
+		p.Add(netdevOperState, v, ifc.name)
+		p.Add(netdevUp, boolFloat(v == 1), ifc.name)
 	}
-	addOpt(b, netdevAdminUp, ifc.adminUp, ifc.name)
-	addOpt(b, netdevCarrier, ifc.carrier, ifc.name)
-	addOpt(b, netdevCarrierChanges, ifc.changes, ifc.name)
+	addOpt(p, netdevAdminUp, ifc.adminUp, ifc.name)
+	addOpt(p, netdevCarrier, ifc.carrier, ifc.name)
+	addOpt(p, netdevCarrierChanges, ifc.changes, ifc.name)
 	if ifc.speedMbps.ok {
-		b.Add(netdevSpeed, ifc.speedMbps.v*1e6/8, ifc.name)
+		p.Add(netdevSpeed, ifc.speedMbps.v*1e6/8, ifc.name)
 	}
-	addOpt(b, netdevMTU, ifc.mtu, ifc.name)
+	addOpt(p, netdevMTU, ifc.mtu, ifc.name)
 	for i, st := range netStats {
-		addOpt(b, st.desc, ifc.stats[i], ifc.name)
+		addOpt(p, st.desc, ifc.stats[i], ifc.name)
 	}
 	if l := ifc.pci; l != nil {
-		addOpt(b, pcieCurSpeed, l.curSpeed, ifc.name, l.address)
-		addOpt(b, pcieMaxSpeed, l.maxSpeed, ifc.name, l.address)
-		addOpt(b, pcieCurWidth, l.curWidth, ifc.name, l.address)
-		addOpt(b, pcieMaxWidth, l.maxWidth, ifc.name, l.address)
+		addOpt(p, pcieCurSpeed, l.curSpeed, ifc.name, l.address)
+		addOpt(p, pcieMaxSpeed, l.maxSpeed, ifc.name, l.address)
+		addOpt(p, pcieCurWidth, l.curWidth, ifc.name, l.address)
+		addOpt(p, pcieMaxWidth, l.maxWidth, ifc.name, l.address)
 		if l.curSpeed.ok && l.maxSpeed.ok && l.curWidth.ok && l.maxWidth.ok {
 			degraded := l.curSpeed.v < l.maxSpeed.v || l.curWidth.v < l.maxWidth.v
-			b.Add(pcieDegraded, boolFloat(degraded), ifc.name, l.address)
+			p.Add(pcieDegraded, boolFloat(degraded), ifc.name, l.address)
 		}
-		addOpt(b, pcieNUMA, l.numa, ifc.name, l.address)
+		addOpt(p, pcieNUMA, l.numa, ifc.name, l.address)
 	}
 }
 
-func addOpt(b *exposition.Builder, d *exposition.Desc, o optional, labels ...string) {
+func addOpt(p *Poll, d *exposition.Desc, o optional, labels ...string) {
 	if o.ok {
-		b.Add(d, o.v, labels...)
+		p.Add(d, o.v, labels...)
 	}
 }

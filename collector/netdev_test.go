@@ -132,7 +132,7 @@ func golden(t *testing.T, name, got string) {
 
 func TestNetdevFixture(t *testing.T) {
 	root := sysfsFixture(t)
-	f, err := NewDeviceFilter("collector.netdev", "", "docker.*")
+	f, err := NewNameFilter("collector.netdev.device", "", "docker.*")
 	if err != nil {
 		t.Fatal(err)
 	}

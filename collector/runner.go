@@ -48,7 +48,7 @@ type Runner struct {
 
 	publishMu  sync.Mutex // orders publications from polls and events
 	builder    *exposition.Builder
-	lastRender func(b *exposition.Builder) // latest render function from an event
+	lastRender func(p *Poll) // latest render function from an event
 	lastErr    string
 }
 
@@ -204,7 +204,7 @@ func (r *Runner) PollOnce(ctx context.Context) {
 		// An event was published during the poll; the poll's series may
 		// be older than it. Render the current state, which has both.
 		b = exposition.NewBuilder()
-		r.lastRender(b)
+		r.lastRender(NewPoll(b, r.errs))
 	}
 	snap := b.Snapshot()
 	r.invalid.Add(uint64(b.Invalid()))
@@ -243,11 +243,11 @@ func (r *Runner) fail(start time.Time, err error) {
 
 // Publish renders the collector's state with render and publishes it as
 // the new snapshot at once. EventSources reach it through Watch.
-func (r *Runner) Publish(render func(b *exposition.Builder)) {
+func (r *Runner) Publish(render func(p *Poll)) {
 	r.publishMu.Lock()
 	defer r.publishMu.Unlock()
 	b := exposition.NewBuilder()
-	render(b)
+	render(NewPoll(b, r.errs))
 	r.invalid.Add(uint64(b.Invalid()))
 	r.snap.Store(b.Snapshot())
 	r.lastRender = render

@@ -184,21 +184,21 @@ type eventer struct {
 
 func (*eventer) Name() string { return "eventer" }
 
-func (e *eventer) render(b *exposition.Builder) {
+func (e *eventer) render(p *Poll) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	b.Add(testGauge, e.state, "eth0")
+	p.Add(testGauge, e.state, "eth0")
 }
 
 func (e *eventer) Update(_ context.Context, p *Poll) error {
-	e.render(p.Builder)
+	e.render(p)
 	if e.pollGate != nil {
 		<-e.pollGate
 	}
 	return nil
 }
 
-func (e *eventer) Watch(ctx context.Context, publish func(func(*exposition.Builder))) error {
+func (e *eventer) Watch(ctx context.Context, publish func(func(*Poll))) error {
 	for {
 		select {
 		case <-ctx.Done():
@@ -261,7 +261,7 @@ func TestRunnerPublishesEventsBetweenPolls(t *testing.T) {
 	<-done
 }
 
-func TestDeviceFilter(t *testing.T) {
+func TestNameFilter(t *testing.T) {
 	tests := []struct {
 		include, exclude string
 		match            map[string]bool
@@ -272,7 +272,7 @@ func TestDeviceFilter(t *testing.T) {
 		{"", "lo|docker.*", map[string]bool{"lo": false, "docker0": false, "eth0": true}},
 	}
 	for _, tt := range tests {
-		f, err := NewDeviceFilter("collector.test", tt.include, tt.exclude)
+		f, err := NewNameFilter("collector.test.device", tt.include, tt.exclude)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -282,10 +282,10 @@ func TestDeviceFilter(t *testing.T) {
 			}
 		}
 	}
-	if _, err := NewDeviceFilter("collector.test", "([", ""); err == nil || !strings.Contains(err.Error(), "--collector.test.device-include") {
+	if _, err := NewNameFilter("collector.test.device", "([", ""); err == nil || !strings.Contains(err.Error(), "--collector.test.device-include") {
 		t.Errorf("bad include: err = %v, want one naming the flag", err)
 	}
-	if _, err := NewDeviceFilter("collector.test", "", "*"); err == nil || !strings.Contains(err.Error(), "--collector.test.device-exclude") {
+	if _, err := NewNameFilter("collector.test.device", "", "*"); err == nil || !strings.Contains(err.Error(), "--collector.test.device-exclude") {
 		t.Errorf("bad exclude: err = %v, want one naming the flag", err)
 	}
 }

@@ -26,7 +26,7 @@ type VMAConfig struct {
 	PerSocket bool
 	// Filter selects processes by comm; it is applied after the writer
 	// is verified in procfs and before the file is opened for reading.
-	Filter DeviceFilter
+	Filter NameFilter
 	// Liveness verifies writers. Nil means procfs at ProcPath; the demo
 	// host injects its own because its application is simulated.
 	Liveness vmastats.Liveness
@@ -283,7 +283,7 @@ func (v *VMA) Update(ctx context.Context, p *Poll) error {
 		}
 		prev.readerCounter = l.Stats.ReaderCounter
 		prev.observe(l.Stats, v.gen)
-		renderVMA(p.Builder, l, prev, v.cfg.PerSocket)
+		renderVMA(p, l, prev, v.cfg.PerSocket)
 	}
 	for path := range v.procs {
 		if !keep[path] {
@@ -427,7 +427,7 @@ var vmaSockCounters = func() []vmaSockCounter {
 // tcpStates are lwip's TCP state names.
 var tcpStates = []string{"CLOSED", "LISTEN", "SYN_SENT", "SYN_RCVD", "ESTABLISHED", "FIN_WAIT_1", "FIN_WAIT_2", "CLOSE_WAIT", "CLOSING", "LAST_ACK", "TIME_WAIT"}
 
-func renderVMA(b *exposition.Builder, l *vmastats.Loaded, st *vmaProc, perSocket bool) {
+func renderVMA(p *Poll, l *vmastats.Loaded, st *vmaProc, perSocket bool) {
 	s := l.Stats
 	pid, comm, version := strconv.Itoa(l.Process.PID), l.Process.Comm, s.Version()
 	base := []string{pid, comm, version}
@@ -435,10 +435,10 @@ func renderVMA(b *exposition.Builder, l *vmastats.Loaded, st *vmaProc, perSocket
 		return append(append(make([]string, 0, len(base)+len(extra)), base...), extra...)
 	}
 
-	b.Add(vmaInfo, 1, with(s.Layout.String())...)
-	b.Add(vmaHandshake, boolFloat(l.Handshake), base...)
+	p.Add(vmaInfo, 1, with(s.Layout.String())...)
+	p.Add(vmaHandshake, boolFloat(l.Handshake), base...)
 	if !l.Process.Start.IsZero() {
-		b.Add(vmaStartTime, float64(l.Process.Start.Unix()), base...)
+		p.Add(vmaStartTime, float64(l.Process.Start.Unix()), base...)
 	}
 
 	type sockClass struct{ proto, offloaded string }
@@ -454,40 +454,40 @@ func renderVMA(b *exposition.Builder, l *vmastats.Loaded, st *vmaProc, perSocket
 	for _, proto := range []string{"tcp", "udp", "other"} {
 		for _, off := range []string{"true", "false"} {
 			if n, ok := classes[sockClass{proto, off}]; ok || proto != "other" {
-				b.Add(vmaSockets, float64(n), with(proto, off)...)
+				p.Add(vmaSockets, float64(n), with(proto, off)...)
 			}
 		}
 	}
-	b.Add(vmaRxReadyPackets, float64(rxPkts), base...)
-	b.Add(vmaRxReadyBytes, float64(rxBytes), base...)
-	b.Add(vmaTxReadyBytes, float64(txBytes), base...)
+	p.Add(vmaRxReadyPackets, float64(rxPkts), base...)
+	p.Add(vmaRxReadyBytes, float64(rxBytes), base...)
+	p.Add(vmaTxReadyBytes, float64(txBytes), base...)
 	for _, sc := range vmaSockCounters {
-		b.Add(sc.agg, float64(st.total(sc.c)), with(sc.extra...)...)
+		p.Add(sc.agg, float64(st.total(sc.c)), with(sc.extra...)...)
 	}
 
 	for _, c := range s.CQs {
 		l := with(strconv.Itoa(c.Index))
-		b.Add(vmaCQDrops, float64(c.RxPktDrop), l...)
-		b.Add(vmaCQQueue, float64(c.RxSWQueueLen), l...)
-		b.Add(vmaCQDrained, float64(c.RxDrainedAtOnceMax), l...)
-		b.Add(vmaCQPool, float64(c.BufferPoolLen), l...)
+		p.Add(vmaCQDrops, float64(c.RxPktDrop), l...)
+		p.Add(vmaCQQueue, float64(c.RxSWQueueLen), l...)
+		p.Add(vmaCQDrained, float64(c.RxDrainedAtOnceMax), l...)
+		p.Add(vmaCQPool, float64(c.BufferPoolLen), l...)
 	}
 	for _, r := range s.Rings {
 		idx, typ := strconv.Itoa(r.Index), r.Type.String()
-		b.Add(vmaRingPackets, float64(r.RxPackets), with(idx, typ, "rx")...)
-		b.Add(vmaRingPackets, float64(r.TxPackets), with(idx, typ, "tx")...)
-		b.Add(vmaRingBytes, float64(r.RxBytes), with(idx, typ, "rx")...)
-		b.Add(vmaRingBytes, float64(r.TxBytes), with(idx, typ, "tx")...)
-		b.Add(vmaRingRetrans, float64(r.TxRetransmits), with(idx, typ)...)
+		p.Add(vmaRingPackets, float64(r.RxPackets), with(idx, typ, "rx")...)
+		p.Add(vmaRingPackets, float64(r.TxPackets), with(idx, typ, "tx")...)
+		p.Add(vmaRingBytes, float64(r.RxBytes), with(idx, typ, "rx")...)
+		p.Add(vmaRingBytes, float64(r.TxBytes), with(idx, typ, "tx")...)
+		p.Add(vmaRingRetrans, float64(r.TxRetransmits), with(idx, typ)...)
 		if x := r.Simple; x != nil {
-			b.Add(vmaRingIntr, float64(x.RxInterruptRequests), with(idx, typ, "requested")...)
-			b.Add(vmaRingIntr, float64(x.RxInterruptReceived), with(idx, typ, "received")...)
-			b.Add(vmaRingModCount, float64(x.RxCQModerationCount), with(idx, typ)...)
-			b.Add(vmaRingModPeriod, float64(x.RxCQModerationPeriod)/1e6, with(idx, typ)...)
+			p.Add(vmaRingIntr, float64(x.RxInterruptRequests), with(idx, typ, "requested")...)
+			p.Add(vmaRingIntr, float64(x.RxInterruptReceived), with(idx, typ, "received")...)
+			p.Add(vmaRingModCount, float64(x.RxCQModerationCount), with(idx, typ)...)
+			p.Add(vmaRingModPeriod, float64(x.RxCQModerationPeriod)/1e6, with(idx, typ)...)
 		}
 		if t := r.Tap; t != nil {
-			b.Add(vmaRingTapBuffers, float64(t.RxBuffers), with(idx, t.Name)...)
-			b.Add(vmaRingTapPlugouts, float64(t.VFPlugouts), with(idx, t.Name)...)
+			p.Add(vmaRingTapBuffers, float64(t.RxBuffers), with(idx, t.Name)...)
+			p.Add(vmaRingTapPlugouts, float64(t.VFPlugouts), with(idx, t.Name)...)
 		}
 	}
 	for _, bp := range s.BufferPools {
@@ -498,8 +498,8 @@ func renderVMA(b *exposition.Builder, l *vmastats.Loaded, st *vmaProc, perSocket
 		case bp.IsTx && !bp.IsRx:
 			name = "tx"
 		}
-		b.Add(vmaPoolSize, float64(bp.Size), with(name)...)
-		b.Add(vmaPoolNoBufs, float64(bp.NoBuffers), with(name)...)
+		p.Add(vmaPoolSize, float64(bp.Size), with(name)...)
+		p.Add(vmaPoolNoBufs, float64(bp.NoBuffers), with(name)...)
 	}
 
 	renderIomux := func(kind string, idx int, fd int32, x vmastats.IomuxStats) {
@@ -511,13 +511,13 @@ func renderVMA(b *exposition.Builder, l *vmastats.Loaded, st *vmaProc, perSocket
 		if kind == "epoll" {
 			epfd = strconv.Itoa(int(fd))
 		}
-		b.Add(vmaIomuxPolls, float64(m.c[0].total), with(kind, epfd, "hit")...)
-		b.Add(vmaIomuxPolls, float64(m.c[1].total), with(kind, epfd, "miss")...)
-		b.Add(vmaIomuxTimeouts, float64(m.c[2].total), with(kind, epfd)...)
-		b.Add(vmaIomuxErrors, float64(m.c[3].total), with(kind, epfd)...)
-		b.Add(vmaIomuxReady, float64(m.c[4].total), with(kind, epfd, "offload")...)
-		b.Add(vmaIomuxReady, float64(m.c[5].total), with(kind, epfd, "os")...)
-		b.Add(vmaIomuxCPU, float64(x.PollingTime), with(kind, epfd)...)
+		p.Add(vmaIomuxPolls, float64(m.c[0].total), with(kind, epfd, "hit")...)
+		p.Add(vmaIomuxPolls, float64(m.c[1].total), with(kind, epfd, "miss")...)
+		p.Add(vmaIomuxTimeouts, float64(m.c[2].total), with(kind, epfd)...)
+		p.Add(vmaIomuxErrors, float64(m.c[3].total), with(kind, epfd)...)
+		p.Add(vmaIomuxReady, float64(m.c[4].total), with(kind, epfd, "offload")...)
+		p.Add(vmaIomuxReady, float64(m.c[5].total), with(kind, epfd, "os")...)
+		p.Add(vmaIomuxCPU, float64(x.PollingTime), with(kind, epfd)...)
 	}
 	renderIomux("poll", 0, 0, s.Iomux.Poll)
 	renderIomux("select", 0, 0, s.Iomux.Select)
@@ -543,7 +543,7 @@ func renderVMA(b *exposition.Builder, l *vmastats.Loaded, st *vmaProc, perSocket
 			continue
 		}
 		groupSeen[name] = true
-		b.Add(vmaMCGroup, float64(g.Sockets), with(name)...)
+		p.Add(vmaMCGroup, float64(g.Sockets), with(name)...)
 	}
 
 	if !perSocket {
@@ -574,17 +574,17 @@ func renderVMA(b *exposition.Builder, l *vmastats.Loaded, st *vmaProc, perSocket
 		if k.Type == vmastats.SockStream && int(k.TCPState) < len(tcpStates) {
 			state = tcpStates[k.TCPState]
 		}
-		b.Add(vmaFDInfo, 1, append(fdl[:len(fdl):len(fdl)], strconv.FormatBool(k.Offloaded), state)...)
-		b.Add(vmaFDRxReadyPackets, float64(k.RxReadyPkts), fdl...)
-		b.Add(vmaFDRxReadyBytes, float64(k.RxReadyBytes), fdl...)
+		p.Add(vmaFDInfo, 1, append(fdl[:len(fdl):len(fdl)], strconv.FormatBool(k.Offloaded), state)...)
+		p.Add(vmaFDRxReadyPackets, float64(k.RxReadyPkts), fdl...)
+		p.Add(vmaFDRxReadyBytes, float64(k.RxReadyBytes), fdl...)
 		for _, sc := range vmaSockCounters {
-			b.Add(sc.fd, float64(ss.counters[sc.c].total), append(fdl[:len(fdl):len(fdl)], sc.extra...)...)
+			p.Add(sc.fd, float64(ss.counters[sc.c].total), append(fdl[:len(fdl):len(fdl)], sc.extra...)...)
 		}
 		member := make(map[string]bool, len(k.MCGroups))
 		for _, g := range k.MCGroups {
 			if name, ok := groups[g]; ok && !member[name] {
 				member[name] = true
-				b.Add(vmaFDMember, 1, append(fdl[:len(fdl):len(fdl)], name)...)
+				p.Add(vmaFDMember, 1, append(fdl[:len(fdl):len(fdl)], name)...)
 			}
 		}
 	}

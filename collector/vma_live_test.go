@@ -307,7 +307,7 @@ func TestVMAFilterSkipsBeforeReading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := NewDeviceFilter("collector.vma", "", regexp.QuoteMeta(strings.TrimSpace(string(comm))))
+	f, err := NewNameFilter("collector.vma.device", "", regexp.QuoteMeta(strings.TrimSpace(string(comm))))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -309,7 +309,7 @@ func all(conds ...func(string) bool) func(string) bool {
 
 func collectorChecks(t *testing.T, ctx context.Context, c *devlink.Client) {
 	captureDir := t.TempDir()
-	filter, err := collector.NewDeviceFilter("collector.devlink", "", "netdevsim/netdevsim11")
+	filter, err := collector.NewNameFilter("collector.devlink.device", "", "netdevsim/netdevsim11")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ type collectorSpec struct {
 	defaultTimeout  string
 	// extraFlags registers the collector's own flags and returns a builder
 	// that uses them.
-	extraFlags func(app *kingpin.Application, cf *collectorFlags) func(env sources, filter collector.DeviceFilter, log *zap.Logger) (collector.Collector, error)
+	extraFlags func(app *kingpin.Application, cf *collectorFlags) func(env sources, filter collector.NameFilter, log *zap.Logger) (collector.Collector, error)
 }
 
 // collectorFlags are the parsed flags of one collector.
@@ -40,7 +40,7 @@ type collectorFlags struct {
 	timeout  time.Duration
 	include  string
 	exclude  string
-	builder  func(env sources, filter collector.DeviceFilter, log *zap.Logger) (collector.Collector, error)
+	builder  func(env sources, filter collector.NameFilter, log *zap.Logger) (collector.Collector, error)
 }
 
 func (s collectorSpec) addFlags(app *kingpin.Application) *collectorFlags {
@@ -56,7 +56,7 @@ func (s collectorSpec) addFlags(app *kingpin.Application) *collectorFlags {
 }
 
 func (cf *collectorFlags) build(env sources, log *zap.Logger) (collector.Collector, error) {
-	f, err := collector.NewDeviceFilter("collector."+cf.spec.name, cf.include, cf.exclude)
+	f, err := collector.NewNameFilter("collector."+cf.spec.name+".device", cf.include, cf.exclude)
 	if err != nil {
 		return nil, err
 	}
@@ -71,8 +71,8 @@ func collectorSpecs() []collectorSpec {
 			help:            "interface state, statistics and PCIe link from sysfs.",
 			defaultInterval: "5s",
 			defaultTimeout:  "4s",
-			extraFlags: func(*kingpin.Application, *collectorFlags) func(sources, collector.DeviceFilter, *zap.Logger) (collector.Collector, error) {
-				return func(env sources, f collector.DeviceFilter, log *zap.Logger) (collector.Collector, error) {
+			extraFlags: func(*kingpin.Application, *collectorFlags) func(sources, collector.NameFilter, *zap.Logger) (collector.Collector, error) {
+				return func(env sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {
 					return collector.NewNetdev(collector.NetdevConfig{SysfsPath: env.sysfs, Filter: f}, log), nil
 				}
 			},
@@ -82,10 +82,10 @@ func collectorSpecs() []collectorSpec {
 			help:            "RDMA device and port state, rate, IBA port counters and driver hw_counters from /sys/class/infiniband.",
 			defaultInterval: "5s",
 			defaultTimeout:  "4s",
-			extraFlags: func(*kingpin.Application, *collectorFlags) func(sources, collector.DeviceFilter, *zap.Logger) (collector.Collector, error) {
+			extraFlags: func(*kingpin.Application, *collectorFlags) func(sources, collector.NameFilter, *zap.Logger) (collector.Collector, error) {
 				// The demo host's tree includes /sys/class/infiniband, so
 				// env.sysfs serves both the real and the demo source.
-				return func(env sources, f collector.DeviceFilter, log *zap.Logger) (collector.Collector, error) {
+				return func(env sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {
 					return collector.NewInfiniBand(collector.InfiniBandConfig{SysfsPath: env.sysfs, Filter: f}, log), nil
 				}
 			},
@@ -97,12 +97,12 @@ func collectorSpecs() []collectorSpec {
 			// reader's handshake, so polls must come more often than that.
 			defaultInterval: "5s",
 			defaultTimeout:  "4s",
-			extraFlags: func(app *kingpin.Application, _ *collectorFlags) func(sources, collector.DeviceFilter, *zap.Logger) (collector.Collector, error) {
+			extraFlags: func(app *kingpin.Application, _ *collectorFlags) func(sources, collector.NameFilter, *zap.Logger) (collector.Collector, error) {
 				var dirs []string
 				perSocket := false
 				app.Flag("collector.vma.stats-dir", "Directory holding libvma's vmastat.<pid> files (VMA_STATS_SHMEM_DIR); repeat for several.").Default("/tmp").StringsVar(&dirs)
 				app.Flag("collector.vma.per-socket", "Also export per-socket VMA series (labels fd, protocol, local, remote); sockets churn, so this is off by default.").BoolVar(&perSocket)
-				return func(env sources, f collector.DeviceFilter, log *zap.Logger) (collector.Collector, error) {
+				return func(env sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {
 					cfg := collector.VMAConfig{Dirs: dirs, ProcPath: env.procfs, PerSocket: perSocket, Filter: f}
 					if env.demo != nil {
 						cfg.Dirs = []string{env.demo.VMADir()}
@@ -117,14 +117,18 @@ func collectorSpecs() []collectorSpec {
 			help:            "driver information, link settings and driver statistics (ethtool -i, ethtool, ethtool -S) with queue, priority and lane numbers as labels.",
 			defaultInterval: "5s",
 			defaultTimeout:  "4s",
-			extraFlags: func(app *kingpin.Application, _ *collectorFlags) func(sources, collector.DeviceFilter, *zap.Logger) (collector.Collector, error) {
+			extraFlags: func(app *kingpin.Application, _ *collectorFlags) func(sources, collector.NameFilter, *zap.Logger) (collector.Collector, error) {
 				var include, exclude, perQueue, netns string
 				app.Flag("collector.ethtool.stat-include", "Regular expression (anchored) of the driver statistic names, as ethtool -S prints them, the ethtool collector exports; empty means all.").StringVar(&include)
 				app.Flag("collector.ethtool.stat-exclude", "Regular expression (anchored) of the driver statistic names the ethtool collector never exports.").StringVar(&exclude)
 				app.Flag("collector.ethtool.per-queue", "What the ethtool collector does with per-queue statistics: keep (a series per queue, label queue), sum (one series per interface, monotonic when queues go away) or drop.").Default("keep").EnumVar(&perQueue, "keep", "sum", "drop")
 				app.Flag("collector.ethtool.netns", "Network namespace file (e.g. /run/netns/NAME or /proc/PID/ns/net) whose interfaces the ethtool collector reads; empty means the exporter's own.").StringVar(&netns)
-				return func(env sources, f collector.DeviceFilter, log *zap.Logger) (collector.Collector, error) {
+				return func(env sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {
 					mode, err := collector.ParseQueueMode(perQueue)
+					if err != nil {
+						return nil, err
+					}
+					stats, err := collector.NewNameFilter("collector.ethtool.stat", include, exclude)
 					if err != nil {
 						return nil, err
 					}
@@ -139,7 +143,7 @@ func collectorSpecs() []collectorSpec {
 						src = s
 					}
 					return collector.NewEthtool(collector.EthtoolConfig{
-						Source: src, Filter: f, StatInclude: include, StatExclude: exclude, QueueMode: mode,
+						Source: src, Filter: f, StatFilter: stats, QueueMode: mode,
 					}, log)
 				}
 			},
@@ -149,11 +153,11 @@ func collectorSpecs() []collectorSpec {
 			help:            "driver error messages (mlx5_core, mlx5_ib, ena, PCIe) from the kernel log, /dev/kmsg; needs CAP_SYSLOG.",
 			defaultInterval: "5s",
 			defaultTimeout:  "4s",
-			extraFlags: func(app *kingpin.Application, _ *collectorFlags) func(sources, collector.DeviceFilter, *zap.Logger) (collector.Collector, error) {
+			extraFlags: func(app *kingpin.Application, _ *collectorFlags) func(sources, collector.NameFilter, *zap.Logger) (collector.Collector, error) {
 				path := app.Flag("collector.kmsg.path", "The kernel log device.").Default("/dev/kmsg").String()
 				rulesFile := app.Flag("collector.kmsg.rules-file", "YAML file of extra kernel log rules, tried before the built-in ones (see docs/metrics.md).").String()
 				replay := app.Flag("collector.kmsg.replay", "Count the records still in the kernel log buffer at start (boot-time errors, errors before a restart); --no-collector.kmsg.replay counts only new records.").Default("true").Bool()
-				return func(env sources, f collector.DeviceFilter, log *zap.Logger) (collector.Collector, error) {
+				return func(env sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {
 					rules, err := logrules.Load(*rulesFile, logrules.KernelRules())
 					if err != nil {
 						return nil, fmt.Errorf("--collector.kmsg.rules-file: %w", err)
@@ -172,11 +176,11 @@ func collectorSpecs() []collectorSpec {
 			help:            "error messages in application log files such as VMA_LOG_FILE, followed through rotation.",
 			defaultInterval: "5s",
 			defaultTimeout:  "4s",
-			extraFlags: func(app *kingpin.Application, _ *collectorFlags) func(sources, collector.DeviceFilter, *zap.Logger) (collector.Collector, error) {
+			extraFlags: func(app *kingpin.Application, _ *collectorFlags) func(sources, collector.NameFilter, *zap.Logger) (collector.Collector, error) {
 				files := app.Flag("collector.applog.files", "Glob of application log files to follow, e.g. /var/log/vma/*.log; repeatable. The device filters apply to the file paths.").Strings()
 				rulesFile := app.Flag("collector.applog.rules-file", "YAML file of extra application log rules, tried before the built-in VMA ones.").String()
 				fromStart := app.Flag("collector.applog.from-start", "Also count the lines already in the files at start; by default only lines written after the start (and whole files that appear later) are counted.").Bool()
-				return func(env sources, f collector.DeviceFilter, log *zap.Logger) (collector.Collector, error) {
+				return func(env sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {
 					rules, err := logrules.Load(*rulesFile, logrules.VMARules())
 					if err != nil {
 						return nil, fmt.Errorf("--collector.applog.rules-file: %w", err)
@@ -195,13 +199,13 @@ func collectorSpecs() []collectorSpec {
 			help:            "devlink health reporters (mlx5 fw, fw_fatal, vnic, tx, rx), device info and health events, with evidence capture.",
 			defaultInterval: "10s",
 			defaultTimeout:  "8s",
-			extraFlags: func(app *kingpin.Application, cf *collectorFlags) func(sources, collector.DeviceFilter, *zap.Logger) (collector.Collector, error) {
+			extraFlags: func(app *kingpin.Application, cf *collectorFlags) func(sources, collector.NameFilter, *zap.Logger) (collector.Collector, error) {
 				p := "collector." + cf.spec.name
 				var capture collector.CaptureConfig
 				app.Flag(p+".capture-dir", "Directory to write evidence to when a devlink health reporter goes to error: reporter attributes, diagnose and dump as one JSON file. Off when empty.").StringVar(&capture.Dir)
 				app.Flag(p+".capture-max-files", "Most evidence files kept in --"+p+".capture-dir; the oldest are removed first.").Default("100").IntVar(&capture.MaxFiles)
 				app.Flag(p+".capture-max-bytes", "Most bytes of evidence kept in --"+p+".capture-dir; the oldest files are removed first, the newest is always kept.").Default("67108864").Int64Var(&capture.MaxBytes)
-				return func(env sources, f collector.DeviceFilter, log *zap.Logger) (collector.Collector, error) {
+				return func(env sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {
 					if capture.Dir != "" {
 						// Fail at start, not at the first error worth capturing.
 						if err := os.MkdirAll(capture.Dir, 0o750); err != nil {

@@ -89,7 +89,7 @@ func TestDemoKmsg(t *testing.T) {
 	}, zap.NewNop())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- k.Watch(ctx, func(func(*exposition.Builder)) {}) }()
+	go func() { done <- k.Watch(ctx, func(func(*collector.Poll)) {}) }()
 	want := []string{
 		`nic_kernel_log_events_total{driver="mlx5_core",device="0000:08:00.1",event="mlx5_fw_fatal_error"} 1`,
 		`nic_kernel_log_events_total{driver="mlx5_core",device="0000:08:00.1",event="mlx5_fw_syndrome"} 1`,

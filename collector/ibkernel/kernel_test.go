@@ -109,7 +109,7 @@ func (c *countingFS) Lstat(name string) (fs.FileInfo, error) {
 // poll runs the collector once on the real /sys.
 func poll(t *testing.T, include, exclude string, fsys fs.FS) string {
 	t.Helper()
-	f, err := collector.NewDeviceFilter("collector.infiniband", include, exclude)
+	f, err := collector.NewNameFilter("collector.infiniband.device", include, exclude)
 	if err != nil {
 		t.Fatal(err)
 	}
