@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
-	"github.com/nic-exporter/nic_exporter/collector/logrules"
+	"github.com/nic-exporter/nic_exporter/internal/logrules"
 )
 
 // ApplogConfig configures the applog collector.

@@ -16,7 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
-	"github.com/nic-exporter/nic_exporter/collector/logrules"
+	"github.com/nic-exporter/nic_exporter/internal/logrules"
 )
 
 // VMA log lines as libvma writes them to VMA_LOG_FILE.

@@ -13,8 +13,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
-	"github.com/nic-exporter/nic_exporter/collector/ethtooldump"
-	"github.com/nic-exporter/nic_exporter/collector/testenv"
+	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 var updateEthtool = flag.Bool("ethtool.update", false, "rewrite the ethtool collector's golden files")

@@ -16,8 +16,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
-	"github.com/nic-exporter/nic_exporter/collector/demo"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/internal/demo"
 )
 
 // updateGolden reports whether -update was given; the flag itself is

@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
-	"github.com/nic-exporter/nic_exporter/collector/logrules"
+	"github.com/nic-exporter/nic_exporter/internal/logrules"
 )
 
 // KmsgDevice is the kernel log as /dev/kmsg presents it. The demo host

@@ -19,8 +19,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
-	"github.com/nic-exporter/nic_exporter/collector/logrules"
-	"github.com/nic-exporter/nic_exporter/collector/testenv"
+	"github.com/nic-exporter/nic_exporter/internal/logrules"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 func TestParseKmsgRecord(t *testing.T) {

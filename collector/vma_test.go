@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
-	"github.com/nic-exporter/nic_exporter/collector/testenv"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 	"github.com/nic-exporter/nic_exporter/vmastats"
 )
 

@@ -14,8 +14,8 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nic-exporter/nic_exporter/collector/logrules"
-	"github.com/nic-exporter/nic_exporter/collector/testenv"
+	"github.com/nic-exporter/nic_exporter/internal/logrules"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 const (

@@ -21,7 +21,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/nic-exporter/nic_exporter/collector/testenv"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 // exporterBinary is nic_exporter, built once by TestMain for the tests

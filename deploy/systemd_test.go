@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nic-exporter/nic_exporter/collector/testenv"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 const systemdUnit = "systemd/nic_exporter.service"

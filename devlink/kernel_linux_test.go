@@ -22,8 +22,8 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/collector/scrape"
-	"github.com/nic-exporter/nic_exporter/collector/testenv/guest"
 	"github.com/nic-exporter/nic_exporter/devlink"
+	"github.com/nic-exporter/nic_exporter/internal/testenv/guest"
 )
 
 // TestKernel runs the devlink client and the devlink collector against

@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/nic-exporter/nic_exporter/collector/testenv"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 // publishSelf publishes s as this test process's own statistics file in

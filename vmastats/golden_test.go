@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/nic-exporter/nic_exporter/collector/testenv"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 // sharedDir returns ../shared/vma relative to the repository root, where

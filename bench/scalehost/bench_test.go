@@ -14,9 +14,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
-	"github.com/nic-exporter/nic_exporter/collector/ethtooldump"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/collector/scrape"
+	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
 )
 
 // The large host is written once per test binary, only when a benchmark

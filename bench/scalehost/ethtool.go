@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/nic-exporter/nic_exporter/collector"
-	"github.com/nic-exporter/nic_exporter/collector/ethtooldump"
+	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
 )
 
 // Statistic names of `ethtool -S`, in driver order.

@@ -9,8 +9,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
-	"github.com/nic-exporter/nic_exporter/collector/demo"
-	"github.com/nic-exporter/nic_exporter/collector/logrules"
+	"github.com/nic-exporter/nic_exporter/internal/demo"
+	"github.com/nic-exporter/nic_exporter/internal/logrules"
 )
 
 // sources says where the collectors read from: the host's paths, or the

@@ -29,8 +29,8 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/nic-exporter/nic_exporter/collector"
-	"github.com/nic-exporter/nic_exporter/collector/demo"
 	"github.com/nic-exporter/nic_exporter/collector/scrape"
+	"github.com/nic-exporter/nic_exporter/internal/demo"
 )
 
 // defaultAddress is outside the exporter port range 9100-9999, which the

@@ -24,7 +24,7 @@ import (
 	"github.com/prometheus/common/model"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/nic-exporter/nic_exporter/collector/testenv"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and the generated part of docs/metrics.md")

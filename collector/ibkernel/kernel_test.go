@@ -17,7 +17,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
-	"github.com/nic-exporter/nic_exporter/collector/testenv/guest"
+	"github.com/nic-exporter/nic_exporter/internal/testenv/guest"
 )
 
 // TestSoftRoCE boots a real kernel once and checks the infiniband

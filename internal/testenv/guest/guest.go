@@ -35,7 +35,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nic-exporter/nic_exporter/collector/testenv"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 // EnvVar is set to "1" in the guest test's environment.

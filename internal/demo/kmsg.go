@@ -29,7 +29,7 @@ type logLines struct {
 }
 
 // kmsgFaults are the kernel log lines of faults. The texts are the
-// drivers' format strings (see collector/logrules/builtin.go for the
+// drivers' format strings (see internal/logrules/builtin.go for the
 // source of each) filled in for the reference host's devices: the
 // ConnectX-7 ports 0000:08:00.0 (InfiniBand) and 0000:08:00.1
 // (enp8s0f1np1), and the ENA interface ens5 at 0000:00:05.0.

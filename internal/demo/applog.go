@@ -9,7 +9,7 @@ import (
 
 // vmaLogFaults are the lines the reference host's VMA application writes
 // to its VMA_LOG_FILE when a fault is active. Texts from libvma's sources
-// (see collector/logrules/builtin.go).
+// (see internal/logrules/builtin.go).
 var vmaLogFaults = []logLines{
 	{fault: "vma_no_buffers", every: 30 * time.Second, lines: []string{
 		"VMA WARNING: cqm[0x1c3e0a0]:207:request_more_buffers() WARNING Out of mem_buf_desc from Rx buffer pool for qp_mgr qp_mgr initialization (qp=0x1c41b00),",

@@ -11,7 +11,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
-	"github.com/nic-exporter/nic_exporter/collector/logrules"
+	"github.com/nic-exporter/nic_exporter/internal/logrules"
 )
 
 // newFrozenHost returns a demo host at a frozen clock with faults set

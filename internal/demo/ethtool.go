@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/nic-exporter/nic_exporter/collector"
-	"github.com/nic-exporter/nic_exporter/collector/ethtooldump"
+	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
 )
 
 // The recorded `ethtool -i` and `ethtool -S` output of the reference
