@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
 // Reason classifies a source error for the self-metrics. The set is small
@@ -38,14 +40,16 @@ func Reason(err error) string {
 		return "enoent"
 	case errors.Is(err, fs.ErrPermission):
 		return "eacces"
-	case errors.Is(err, errParse):
+	case errors.Is(err, ErrParse):
 		return "parse"
 	}
 	return "other"
 }
 
-// errParse marks errors that come from content that could not be parsed.
-var errParse = errors.New("unparsable value")
+// ErrParse marks errors that come from content that could not be parsed;
+// Reason counts errors that wrap it as "parse". It is sysfs.ErrParse, so
+// the shared sysfs parsers and the collectors' own parsers count alike.
+var ErrParse = sysfs.ErrParse
 
 // SourceErrors counts and logs errors that drop single series. The first
 // occurrence of each key is logged at warn level; repeats are logged at

@@ -11,6 +11,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+
+	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
 // QueueMode says what the ethtool collector does with per-queue
@@ -63,7 +65,7 @@ type Ethtool struct {
 	log         *zap.Logger
 	descs       map[string]*exposition.Desc // by OpenMetrics family name
 	ifaces      map[string]*ethIface
-	unsupported *unsupportedSet
+	unsupported *sysfs.UnsupportedSet
 }
 
 // NewEthtool returns an ethtool collector. It fails without a source or
@@ -83,7 +85,7 @@ func NewEthtool(cfg EthtoolConfig, log *zap.Logger) (*Ethtool, error) {
 		log:         log,
 		descs:       make(map[string]*exposition.Desc),
 		ifaces:      make(map[string]*ethIface),
-		unsupported: newUnsupportedSet(),
+		unsupported: sysfs.NewUnsupportedSet(),
 	}
 	for _, d := range ethtoolFixed {
 		e.descs[d.Name()] = d
@@ -195,7 +197,7 @@ func (e *Ethtool) Update(ctx context.Context, p *Poll) error {
 		identities[identity] = true
 		found, err := e.pollIface(st, identity, p)
 		switch {
-		case isNotExist(err):
+		case sysfs.IsNotExist(err):
 			e.log.Debug("interface vanished during the poll", zap.String("device", ifc.Name), zap.Error(err))
 			delete(e.ifaces, ifc.Name)
 			delete(seen, ifc.Name)
@@ -211,7 +213,7 @@ func (e *Ethtool) Update(ctx context.Context, p *Poll) error {
 			delete(e.ifaces, name)
 		}
 	}
-	e.unsupported.retain(identities)
+	e.unsupported.Retain(identities)
 	p.SetDevices(devices)
 	return nil
 }
@@ -225,7 +227,7 @@ func isNotSupported(err error) bool {
 // isNotExist recognises means the interface went away: nothing of it was
 // emitted.
 func (e *Ethtool) pollIface(st *ethIface, identity string, p *Poll) (found bool, err error) {
-	if e.unsupported.has(identity, "drvinfo") {
+	if e.unsupported.Has(identity, "drvinfo") {
 		return false, nil
 	}
 	info, err := e.cfg.Source.DriverInfo(st.name)
@@ -233,25 +235,25 @@ func (e *Ethtool) pollIface(st *ethIface, identity string, p *Poll) (found bool,
 		if isNotSupported(err) {
 			// The loopback device and a few virtual ones have no ethtool
 			// driver information: nothing to collect, not an error.
-			e.unsupported.add(identity, "drvinfo")
+			e.unsupported.Add(identity, "drvinfo")
 			return false, nil
 		}
 		return false, fmt.Errorf("driver information: %w", err)
 	}
 	var link EthtoolLink
 	var linkErr error
-	if !e.unsupported.has(identity, "link") {
+	if !e.unsupported.Has(identity, "link") {
 		link, linkErr = e.cfg.Source.Link(st.name)
 		switch {
-		case isNotExist(linkErr):
+		case sysfs.IsNotExist(linkErr):
 			return false, linkErr
 		case isNotSupported(linkErr):
-			e.unsupported.add(identity, "link")
+			e.unsupported.Add(identity, "link")
 			linkErr = nil
 		}
 	}
 	statsOK, statsErr := e.readStats(st, info.NStats)
-	if isNotExist(statsErr) {
+	if sysfs.IsNotExist(statsErr) {
 		return false, statsErr
 	}
 

@@ -4,17 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"go.uber.org/zap"
+
+	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
 // InfiniBandConfig configures the infiniband collector.
@@ -36,17 +36,20 @@ type InfiniBandConfig struct {
 // network interfaces the ports back, the IBA port counters and the
 // drivers' hw_counters.
 //
-// It reads sysfs directly rather than through procfs' InfiniBandClass:
-// that reads every file of every device before a filter could apply (on
-// ConnectX-7 restricted PFs each counter read is a firmware command that
-// fails and floods the kernel log), fails the whole class when one file of
-// one device fails, and cannot remember files that answer EINVAL or
-// "N/A (no PMA)", so they would be read again on every poll.
+// It reads sysfs through internal/sysfs rather than procfs'
+// InfiniBandDevice: that drops the whole device when one port's rate or
+// one hw_counters file answers EINVAL (a port without an active speed, a
+// restricted ConnectX function), silently skips counters that fail, so
+// they can neither be counted nor remembered and are read again on every
+// poll (on some adapters each read is a firmware command that fails and
+// logs), reads every file of every port, and does not read device-level
+// hw_counters, LIDs or the ports' network interfaces. The package
+// documentation of internal/sysfs has the details.
 type InfiniBand struct {
 	cfg         InfiniBandConfig
 	fsys        fs.FS
 	log         *zap.Logger
-	unsupported *unsupportedSet
+	unsupported *sysfs.UnsupportedSet
 }
 
 // NewInfiniBand returns an infiniband collector.
@@ -55,7 +58,7 @@ func NewInfiniBand(cfg InfiniBandConfig, log *zap.Logger) *InfiniBand {
 	if fsys == nil {
 		fsys = os.DirFS(cfg.SysfsPath)
 	}
-	return &InfiniBand{cfg: cfg, fsys: fsys, log: log, unsupported: newUnsupportedSet()}
+	return &InfiniBand{cfg: cfg, fsys: fsys, log: log, unsupported: sysfs.NewUnsupportedSet()}
 }
 
 // Name implements Collector.
@@ -79,12 +82,12 @@ type ibDevice struct {
 // ibPort is what one poll read of one port.
 type ibPort struct {
 	num       string
-	state     optional
-	physState optional
-	rate      optional
+	state     sysfs.Optional
+	physState sysfs.Optional
+	rate      sysfs.Optional
 	linkLayer string
-	lid       optional
-	smLID     optional
+	lid       sysfs.Optional
+	smLID     sysfs.Optional
 	netdevs   []string
 	counters  []ibValue
 	hw        []ibValue
@@ -100,7 +103,7 @@ type ibValue struct {
 func (c *InfiniBand) Update(ctx context.Context, p *Poll) error {
 	entries, err := fs.ReadDir(c.fsys, ibClassDir)
 	if err != nil {
-		if isNotExist(err) {
+		if sysfs.IsNotExist(err) {
 			return fmt.Errorf("%s: %w", c.abs(ibClassDir), ErrNoSource)
 		}
 		return fmt.Errorf("listing RDMA devices: %w", err)
@@ -122,7 +125,7 @@ func (c *InfiniBand) Update(ctx context.Context, p *Poll) error {
 			return err
 		}
 		dev, identity, err := c.readDevice(name, p, buf)
-		if errors.Is(err, errVanished) {
+		if errors.Is(err, sysfs.ErrVanished) {
 			c.log.Debug("RDMA device vanished during the poll", zap.String("device", name))
 			continue
 		}
@@ -134,7 +137,7 @@ func (c *InfiniBand) Update(ctx context.Context, p *Poll) error {
 		devices++
 		emitIBDevice(p, dev)
 	}
-	c.unsupported.retain(seen)
+	c.unsupported.Retain(seen)
 	p.SetDevices(devices)
 	return nil
 }
@@ -160,23 +163,23 @@ type ibReader struct {
 // false when the file is absent, remembered as unsupported, or failed (in
 // which case the failure was reported, or the port or device vanished).
 func (r *ibReader) read(rel string, optionalFile, remember bool) (string, bool, error) {
-	if remember && r.c.unsupported.has(r.identity, rel) {
+	if remember && r.c.unsupported.Has(r.identity, rel) {
 		return "", false, nil
 	}
 	full := path.Join(r.devDir, rel)
-	s, err := readFSAttr(r.c.fsys, full, r.buf)
+	s, err := sysfs.ReadFSAttr(r.c.fsys, full, r.buf)
 	if err == nil {
 		return s, true, nil
 	}
-	if isNotExist(err) {
+	if sysfs.IsNotExist(err) {
 		if r.gone(path.Dir(rel)) {
-			return "", false, errVanished
+			return "", false, sysfs.ErrVanished
 		}
 		if optionalFile {
 			return "", false, nil
 		}
-	} else if remember && isUnsupported(err) {
-		r.c.unsupported.add(r.identity, rel)
+	} else if remember && sysfs.IsUnsupported(err) {
+		r.c.unsupported.Add(r.identity, rel)
 	}
 	r.p.SourceError(r.c.abs(full), err)
 	return "", false, nil
@@ -186,7 +189,7 @@ func (r *ibReader) read(rel string, optionalFile, remember bool) (string, bool, 
 // longer exists.
 func (r *ibReader) gone(rel string) bool {
 	for dir := rel; ; dir = path.Dir(dir) {
-		if _, err := fs.Stat(r.c.fsys, path.Join(r.devDir, dir)); isNotExist(err) {
+		if _, err := fs.Stat(r.c.fsys, path.Join(r.devDir, dir)); sysfs.IsNotExist(err) {
 			return true
 		}
 		if dir == "." || dir == "/" {
@@ -205,8 +208,8 @@ func (r *ibReader) counter(rel string) (uint64, bool, error) {
 	}
 	v, perr := parseIBCounter(s)
 	if perr != nil {
-		if isUnsupported(perr) {
-			r.c.unsupported.add(r.identity, rel)
+		if sysfs.IsUnsupported(perr) {
+			r.c.unsupported.Add(r.identity, rel)
 		}
 		r.p.SourceError(r.c.abs(path.Join(r.devDir, rel)), perr)
 		return 0, false, nil
@@ -220,14 +223,14 @@ func (c *InfiniBand) readDevice(name string, p *Poll, buf []byte) (*ibDevice, st
 	r := &ibReader{c: c, p: p, devDir: devDir, identity: name, buf: buf}
 	// node_guid identifies the device across re-creation under the same
 	// name, so remembered unsupported files are forgotten with it.
-	guid, err := readFSAttr(c.fsys, path.Join(devDir, "node_guid"), buf)
+	guid, err := sysfs.ReadFSAttr(c.fsys, path.Join(devDir, "node_guid"), buf)
 	switch {
 	case err == nil:
 		dev.nodeGUID = guid
 		r.identity = name + "#" + guid
-	case isNotExist(err):
+	case sysfs.IsNotExist(err):
 		if r.gone(".") {
-			return nil, "", errVanished
+			return nil, "", sysfs.ErrVanished
 		}
 	default:
 		p.SourceError(c.abs(path.Join(devDir, "node_guid")), err)
@@ -252,8 +255,8 @@ func (c *InfiniBand) readDevice(name string, p *Poll, buf []byte) (*ibDevice, st
 
 	ports, err := fs.ReadDir(c.fsys, path.Join(devDir, "ports"))
 	if err != nil {
-		if isNotExist(err) && r.gone(".") {
-			return nil, "", errVanished
+		if sysfs.IsNotExist(err) && r.gone(".") {
+			return nil, "", sysfs.ErrVanished
 		}
 		return nil, "", fmt.Errorf("listing the ports of %s: %w", name, err)
 	}
@@ -262,9 +265,9 @@ func (c *InfiniBand) readDevice(name string, p *Poll, buf []byte) (*ibDevice, st
 			continue
 		}
 		port, err := c.readPort(r, e.Name(), len(ports))
-		if errors.Is(err, errVanished) {
+		if errors.Is(err, sysfs.ErrVanished) {
 			if r.gone(".") {
-				return nil, "", errVanished
+				return nil, "", sysfs.ErrVanished
 			}
 			c.log.Debug("RDMA port vanished during the poll", zap.String("device", name), zap.String("port", e.Name()))
 			continue
@@ -296,46 +299,46 @@ func (c *InfiniBand) readPort(r *ibReader, num string, nports int) (*ibPort, err
 		}
 		return s, ok
 	}
-	state := func(rel string) optional {
+	state := func(rel string) sysfs.Optional {
 		s, ok := str(rel, false)
 		if !ok {
-			return optional{}
+			return sysfs.Optional{}
 		}
 		v, _, err := parseIBState(s)
 		if err != nil {
 			r.p.SourceError(c.abs(path.Join(r.devDir, dir, rel)), err)
-			return optional{}
+			return sysfs.Optional{}
 		}
-		return optional{v: float64(v), ok: true}
+		return sysfs.Optional{V: float64(v), OK: true}
 	}
 	pt.state = state("state")
 	pt.physState = state("phys_state")
 	pt.linkLayer, _ = str("link_layer", true)
 	// The rate answers EINVAL while the port has no valid active speed,
 	// which is a link state, not an error.
-	if s, err := readFSAttr(c.fsys, path.Join(r.devDir, dir, "rate"), r.buf); err == nil {
+	if s, err := sysfs.ReadFSAttr(c.fsys, path.Join(r.devDir, dir, "rate"), r.buf); err == nil {
 		if v, err := parseIBRate(s); err == nil {
-			pt.rate = optional{v: v, ok: true}
+			pt.rate = sysfs.Optional{V: v, OK: true}
 		} else {
 			r.p.SourceError(c.abs(path.Join(r.devDir, dir, "rate")), err)
 		}
-	} else if isNotExist(err) && r.gone(dir) {
-		return nil, errVanished
-	} else if !isNotExist(err) && !errors.Is(err, syscall.EINVAL) {
+	} else if sysfs.IsNotExist(err) && r.gone(dir) {
+		return nil, sysfs.ErrVanished
+	} else if !sysfs.IsNotExist(err) && !errors.Is(err, syscall.EINVAL) {
 		r.p.SourceError(c.abs(path.Join(r.devDir, dir, "rate")), err)
 	}
 	if pt.linkLayer == "InfiniBand" {
-		lid := func(rel string) optional {
+		lid := func(rel string) sysfs.Optional {
 			s, ok := str(rel, true)
 			if !ok {
-				return optional{}
+				return sysfs.Optional{}
 			}
 			v, err := parseIBLID(s)
 			if err != nil {
 				r.p.SourceError(c.abs(path.Join(r.devDir, dir, rel)), err)
-				return optional{}
+				return sysfs.Optional{}
 			}
-			return optional{v: float64(v), ok: true}
+			return sysfs.Optional{V: float64(v), OK: true}
 		}
 		pt.lid = lid("lid")
 		pt.smLID = lid("sm_lid")
@@ -411,9 +414,9 @@ func (r *ibReader) hwCounters(dir string) ([]ibValue, error) {
 func (r *ibReader) list(dir string) (map[string]bool, error) {
 	entries, err := fs.ReadDir(r.c.fsys, path.Join(r.devDir, dir))
 	if err != nil {
-		if isNotExist(err) {
+		if sysfs.IsNotExist(err) {
 			if r.gone(path.Dir(dir)) {
-				return nil, errVanished
+				return nil, sysfs.ErrVanished
 			}
 			return nil, nil
 		}
@@ -436,14 +439,14 @@ func (r *ibReader) netdevs(pt *ibPort, nports int) ([]string, error) {
 	if pt.linkLayer == "Ethernet" {
 		// EINVAL here means the GID entry has no interface right now; it
 		// is neither remembered nor reported.
-		s, err := readFSAttr(r.c.fsys, path.Join(r.devDir, "ports", pt.num, "gid_attrs", "ndevs", "0"), r.buf)
+		s, err := sysfs.ReadFSAttr(r.c.fsys, path.Join(r.devDir, "ports", pt.num, "gid_attrs", "ndevs", "0"), r.buf)
 		if err == nil && s != "" {
 			return []string{s}, nil
 		}
 	}
 	entries, err := fs.ReadDir(r.c.fsys, path.Join(r.devDir, "device", "net"))
 	if err != nil {
-		if !isNotExist(err) {
+		if !sysfs.IsNotExist(err) {
 			r.p.SourceError(r.c.abs(path.Join(r.devDir, "device", "net")), err)
 		}
 		return nil, nil
@@ -451,7 +454,7 @@ func (r *ibReader) netdevs(pt *ibPort, nports int) ([]string, error) {
 	var out []string
 	for _, e := range entries {
 		if nports > 1 {
-			s, err := readFSAttr(r.c.fsys, path.Join(r.devDir, "device", "net", e.Name(), "dev_port"), r.buf)
+			s, err := sysfs.ReadFSAttr(r.c.fsys, path.Join(r.devDir, "device", "net", e.Name(), "dev_port"), r.buf)
 			if err != nil {
 				continue
 			}
@@ -466,37 +469,21 @@ func (r *ibReader) netdevs(pt *ibPort, nports int) ([]string, error) {
 	return out, nil
 }
 
-// readFSAttr reads a small sysfs attribute from fsys into buf and returns
-// it without surrounding white space. sysfs attributes are at most one
-// page; buf should be that large.
-func readFSAttr(fsys fs.FS, name string, buf []byte) (string, error) {
-	f, err := fsys.Open(name)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	n, err := io.ReadFull(f, buf)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return "", fmt.Errorf("reading %s: %w", name, err)
-	}
-	return strings.TrimSpace(string(buf[:n])), nil
-}
-
 // emitIBDevice adds the series of one device.
 func emitIBDevice(p *Poll, d *ibDevice) {
 	p.Add(ibInfo, 1, d.name, d.hcaType, d.boardID, d.fwVer, d.nodeGUID, d.pciAddress)
 	for _, pt := range d.ports {
-		addOpt(p, ibPortState, pt.state, d.name, pt.num)
-		addOpt(p, ibPortPhysState, pt.physState, d.name, pt.num)
-		addOpt(p, ibPortRate, pt.rate, d.name, pt.num)
+		sysfs.AddOpt(p, ibPortState, pt.state, d.name, pt.num)
+		sysfs.AddOpt(p, ibPortPhysState, pt.physState, d.name, pt.num)
+		sysfs.AddOpt(p, ibPortRate, pt.rate, d.name, pt.num)
 		if pt.linkLayer != "" {
 			p.Add(ibPortInfo, 1, d.name, pt.num, pt.linkLayer)
 		}
 		for _, n := range pt.netdevs {
 			p.Add(ibPortNetdev, 1, d.name, pt.num, n)
 		}
-		addOpt(p, ibPortLID, pt.lid, d.name, pt.num)
-		addOpt(p, ibPortSMLID, pt.smLID, d.name, pt.num)
+		sysfs.AddOpt(p, ibPortLID, pt.lid, d.name, pt.num)
+		sysfs.AddOpt(p, ibPortSMLID, pt.smLID, d.name, pt.num)
 		for _, v := range pt.counters {
 			p.Add(v.counter.desc, v.v, d.name, pt.num)
 		}

@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -19,11 +18,11 @@ var errNoPMA = fmt.Errorf("N/A (no PMA): the device has no performance managemen
 func parseIBState(s string) (uint64, string, error) {
 	num, name, ok := strings.Cut(s, ":")
 	if !ok {
-		return 0, "", fmt.Errorf("%w: port state %q is not \"<number>: <name>\"", errParse, s)
+		return 0, "", fmt.Errorf("%w: port state %q is not \"<number>: <name>\"", ErrParse, s)
 	}
 	v, err := strconv.ParseUint(strings.TrimSpace(num), 10, 8)
 	if err != nil {
-		return 0, "", fmt.Errorf("%w: port state %q has no number", errParse, s)
+		return 0, "", fmt.Errorf("%w: port state %q has no number", ErrParse, s)
 	}
 	return v, strings.TrimSpace(name), nil
 }
@@ -33,11 +32,11 @@ func parseIBState(s string) (uint64, string, error) {
 func parseIBRate(s string) (float64, error) {
 	num, rest, ok := strings.Cut(strings.TrimSpace(s), " ")
 	if !ok || !strings.HasPrefix(rest, "Gb/sec") {
-		return 0, fmt.Errorf("%w: port rate %q is not \"<number> Gb/sec ...\"", errParse, s)
+		return 0, fmt.Errorf("%w: port rate %q is not \"<number> Gb/sec ...\"", ErrParse, s)
 	}
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || !(v >= 0 && v <= 1e6) {
-		return 0, fmt.Errorf("%w: port rate %q", errParse, s)
+		return 0, fmt.Errorf("%w: port rate %q", ErrParse, s)
 	}
 	return v * 1e9 / 8, nil
 }
@@ -50,11 +49,11 @@ func parseIBCounter(s string) (uint64, error) {
 		if strings.Contains(s, "no PMA") {
 			return 0, errNoPMA
 		}
-		return 0, fmt.Errorf("%w: counter value %q: %w", errParse, s, syscall.EOPNOTSUPP)
+		return 0, fmt.Errorf("%w: counter value %q: %w", ErrParse, s, syscall.EOPNOTSUPP)
 	}
 	v, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%w: counter value %q is not an unsigned integer", errParse, s)
+		return 0, fmt.Errorf("%w: counter value %q is not an unsigned integer", ErrParse, s)
 	}
 	return v, nil
 }
@@ -64,17 +63,11 @@ func parseIBCounter(s string) (uint64, error) {
 func parseIBLID(s string) (uint64, error) {
 	s = strings.TrimSpace(s)
 	if !strings.HasPrefix(s, "0x") {
-		return 0, fmt.Errorf("%w: LID %q is not hexadecimal", errParse, s)
+		return 0, fmt.Errorf("%w: LID %q is not hexadecimal", ErrParse, s)
 	}
 	v, err := strconv.ParseUint(s[2:], 16, 32)
 	if err != nil {
-		return 0, fmt.Errorf("%w: LID %q", errParse, s)
+		return 0, fmt.Errorf("%w: LID %q", ErrParse, s)
 	}
 	return v, nil
-}
-
-// isUnsupported reports whether err says the driver will never answer the
-// file: EINVAL, EOPNOTSUPP or "N/A (no PMA)".
-func isUnsupported(err error) bool {
-	return errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EOPNOTSUPP)
 }

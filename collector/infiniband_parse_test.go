@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
 func TestParseIBState(t *testing.T) {
@@ -82,7 +84,7 @@ func TestParseIBCounter(t *testing.T) {
 		{"", 0, false, false},
 	} {
 		got, err := parseIBCounter(tc.in)
-		if (err == nil) != tc.ok || got != tc.want || isUnsupported(err) != tc.unsupported {
+		if (err == nil) != tc.ok || got != tc.want || sysfs.IsUnsupported(err) != tc.unsupported {
 			t.Errorf("parseIBCounter(%q) = %d, %v; want %d, ok=%v, unsupported=%v", tc.in, got, err, tc.want, tc.ok, tc.unsupported)
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+
+	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
 // NetdevConfig configures the netdev collector.
@@ -29,19 +31,21 @@ type NetdevConfig struct {
 // changes, speed, MTU, interface statistics, and, for interfaces backed by
 // a PCI device, the PCIe link and NUMA node.
 //
-// It reads sysfs directly rather than through procfs' NetClass: NetClass
-// reads every attribute of every interface before a filter could apply,
-// silently drops read errors (so they cannot be counted), and does not
-// read statistics/ or the PCIe link attributes.
+// It reads sysfs through internal/sysfs rather than procfs'
+// NetClassByIface and NetClassPCIDevice: those read every attribute of an
+// interface whether exported or not, swallow read errors and values that
+// do not parse (so they cannot be counted), fail a PCI device whose link
+// speed does not end in "GT/s PCIe", and do not read statistics/. The
+// package documentation of internal/sysfs has the details.
 type Netdev struct {
 	cfg         NetdevConfig
 	log         *zap.Logger
-	unsupported *unsupportedSet
+	unsupported *sysfs.UnsupportedSet
 }
 
 // NewNetdev returns a netdev collector.
 func NewNetdev(cfg NetdevConfig, log *zap.Logger) *Netdev {
-	return &Netdev{cfg: cfg, log: log, unsupported: newUnsupportedSet()}
+	return &Netdev{cfg: cfg, log: log, unsupported: sysfs.NewUnsupportedSet()}
 }
 
 // Name implements Collector.
@@ -129,36 +133,27 @@ var operStates = map[string]float64{
 	"up": 1, "down": 2, "testing": 3, "unknown": 4, "dormant": 5, "notpresent": 6, "lowerlayerdown": 7,
 }
 
-// optional is a value that may be missing.
-type optional struct {
-	v  float64
-	ok bool
-}
-
 // netIface is what one poll read of one interface.
 type netIface struct {
 	name      string
 	address   string
 	driver    string
 	operState string
-	adminUp   optional
-	carrier   optional
-	changes   optional
-	speedMbps optional
-	mtu       optional
-	stats     []optional
+	adminUp   sysfs.Optional
+	carrier   sysfs.Optional
+	changes   sysfs.Optional
+	speedMbps sysfs.Optional
+	mtu       sysfs.Optional
+	stats     []sysfs.Optional
 	pci       *pciLink
 }
 
 type pciLink struct {
 	address            string
-	curSpeed, maxSpeed optional
-	curWidth, maxWidth optional
-	numa               optional
+	curSpeed, maxSpeed sysfs.Optional
+	curWidth, maxWidth sysfs.Optional
+	numa               sysfs.Optional
 }
-
-// errVanished says an interface disappeared while it was read.
-var errVanished = errors.New("interface vanished during the poll")
 
 // Update implements Collector.
 func (n *Netdev) Update(ctx context.Context, p *Poll) error {
@@ -181,7 +176,7 @@ func (n *Netdev) Update(ctx context.Context, p *Poll) error {
 			return err
 		}
 		ifc, identity, err := n.read(filepath.Join(root, name), name, p)
-		if errors.Is(err, errVanished) {
+		if errors.Is(err, sysfs.ErrVanished) {
 			n.log.Debug("interface vanished during the poll", zap.String("device", name))
 			continue
 		}
@@ -193,36 +188,36 @@ func (n *Netdev) Update(ctx context.Context, p *Poll) error {
 		devices++
 		emitNetIface(p, ifc)
 	}
-	n.unsupported.retain(seen)
+	n.unsupported.Retain(seen)
 	p.SetDevices(devices)
 	return nil
 }
 
 // read reads one interface. Single unreadable attributes are reported to
-// p and left out; errVanished means the whole interface went away.
+// p and left out; sysfs.ErrVanished means the whole interface went away.
 func (n *Netdev) read(dir, name string, p *Poll) (*netIface, string, error) {
-	ifindex, err := readAttr(filepath.Join(dir, "ifindex"))
+	ifindex, err := sysfs.ReadAttr(filepath.Join(dir, "ifindex"))
 	if err != nil {
-		if isNotExist(err) {
-			return nil, "", errVanished
+		if sysfs.IsNotExist(err) {
+			return nil, "", sysfs.ErrVanished
 		}
 		return nil, "", err
 	}
 	identity := name + "#" + ifindex
-	ifc := &netIface{name: name, stats: make([]optional, len(netStats))}
+	ifc := &netIface{name: name, stats: make([]sysfs.Optional, len(netStats))}
 	vanished := false
 	// get reads one attribute; expected absences are silent, other errors
 	// are reported once per attribute identity.
 	get := func(rel string, optionalFile bool) (string, bool) {
-		if n.unsupported.has(identity, rel) {
+		if n.unsupported.Has(identity, rel) {
 			return "", false
 		}
-		s, err := readAttr(filepath.Join(dir, rel))
+		s, err := sysfs.ReadAttr(filepath.Join(dir, rel))
 		if err == nil {
 			return s, true
 		}
 		switch {
-		case isNotExist(err):
+		case sysfs.IsNotExist(err):
 			if _, serr := os.Stat(dir); serr != nil {
 				vanished = true
 				return "", false
@@ -233,7 +228,7 @@ func (n *Netdev) read(dir, name string, p *Poll) (*netIface, string, error) {
 		case errors.Is(err, syscall.EINVAL), errors.Is(err, syscall.EOPNOTSUPP):
 			// The driver does not support it; remember, so it is not read
 			// again for this interface.
-			n.unsupported.add(identity, rel)
+			n.unsupported.Add(identity, rel)
 			if rel == "speed" {
 				// Drivers without a speed (loopback, IPoIB, many virtual
 				// devices) answer EINVAL: documented as an absent series,
@@ -244,33 +239,33 @@ func (n *Netdev) read(dir, name string, p *Poll) (*netIface, string, error) {
 		p.SourceError(filepath.Join(dir, rel), err)
 		return "", false
 	}
-	num := func(rel string, optionalFile bool) optional {
+	num := func(rel string, optionalFile bool) sysfs.Optional {
 		s, ok := get(rel, optionalFile)
 		if !ok {
-			return optional{}
+			return sysfs.Optional{}
 		}
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			if u, uerr := parseUint(s); uerr == nil {
-				return optional{v: float64(u), ok: true}
+			if u, uerr := sysfs.ParseUint(s); uerr == nil {
+				return sysfs.Optional{V: float64(u), OK: true}
 			}
-			p.SourceError(filepath.Join(dir, rel), fmt.Errorf("%w: %q", errParse, s))
-			return optional{}
+			p.SourceError(filepath.Join(dir, rel), fmt.Errorf("%w: %q", ErrParse, s))
+			return sysfs.Optional{}
 		}
-		return optional{v: v, ok: true}
+		return sysfs.Optional{V: v, OK: true}
 	}
 
 	ifc.address, _ = get("address", true)
 	ifc.operState, _ = get("operstate", false)
-	if flags := num("flags", false); flags.ok {
-		ifc.adminUp = optional{v: float64(uint64(flags.v) & syscall.IFF_UP), ok: true}
+	if flags := num("flags", false); flags.OK {
+		ifc.adminUp = sysfs.Optional{V: float64(uint64(flags.V) & syscall.IFF_UP), OK: true}
 	}
 	// carrier and speed answer EINVAL while the interface is down; that
 	// is the state, not an error.
-	if ifc.adminUp.ok && ifc.adminUp.v == 1 {
+	if ifc.adminUp.OK && ifc.adminUp.V == 1 {
 		ifc.carrier = num("carrier", false)
-		if ifc.carrier.ok && ifc.carrier.v == 1 {
-			if sp := num("speed", true); sp.ok && sp.v >= 0 {
+		if ifc.carrier.OK && ifc.carrier.V == 1 {
+			if sp := num("speed", true); sp.OK && sp.V >= 0 {
 				ifc.speedMbps = sp
 			}
 		}
@@ -287,7 +282,7 @@ func (n *Netdev) read(dir, name string, p *Poll) (*netIface, string, error) {
 		ifc.pci = n.readPCI(target, identity, p)
 	}
 	if vanished {
-		return nil, "", errVanished
+		return nil, "", sysfs.ErrVanished
 	}
 	return ifc, identity, nil
 }
@@ -307,49 +302,49 @@ func (n *Netdev) readPCI(devDir, identity string, p *Poll) *pciLink {
 		}
 	}
 	link := &pciLink{address: filepath.Base(dir)}
-	speed := func(file string) optional {
-		if n.unsupported.has(identity, "pci/"+file) {
-			return optional{}
+	speed := func(file string) sysfs.Optional {
+		if n.unsupported.Has(identity, "pci/"+file) {
+			return sysfs.Optional{}
 		}
-		s, err := readAttr(filepath.Join(dir, file))
+		s, err := sysfs.ReadAttr(filepath.Join(dir, file))
 		if err != nil {
-			if !isNotExist(err) { // no PCIe capability: not an error
-				n.unsupported.add(identity, "pci/"+file)
+			if !sysfs.IsNotExist(err) { // no PCIe capability: not an error
+				n.unsupported.Add(identity, "pci/"+file)
 				p.SourceError(filepath.Join(dir, file), err)
 			}
-			return optional{}
+			return sysfs.Optional{}
 		}
-		v, ok, err := parsePCIeSpeed(s)
+		v, ok, err := sysfs.ParsePCIeSpeed(s)
 		if err != nil {
 			p.SourceError(filepath.Join(dir, file), err)
 		}
-		return optional{v: v, ok: ok}
+		return sysfs.Optional{V: v, OK: ok}
 	}
-	width := func(file string) optional {
-		s, err := readAttr(filepath.Join(dir, file))
+	width := func(file string) sysfs.Optional {
+		s, err := sysfs.ReadAttr(filepath.Join(dir, file))
 		if err != nil {
-			if !isNotExist(err) {
+			if !sysfs.IsNotExist(err) {
 				p.SourceError(filepath.Join(dir, file), err)
 			}
-			return optional{}
+			return sysfs.Optional{}
 		}
-		v, err := parseUint(s)
+		v, err := sysfs.ParseUint(s)
 		if err != nil {
 			p.SourceError(filepath.Join(dir, file), err)
-			return optional{}
+			return sysfs.Optional{}
 		}
 		if v == 0 { // link down or not reported
-			return optional{}
+			return sysfs.Optional{}
 		}
-		return optional{v: float64(v), ok: true}
+		return sysfs.Optional{V: float64(v), OK: true}
 	}
 	link.curSpeed = speed("current_link_speed")
 	link.maxSpeed = speed("max_link_speed")
 	link.curWidth = width("current_link_width")
 	link.maxWidth = width("max_link_width")
-	if s, err := readAttr(filepath.Join(dir, "numa_node")); err == nil {
-		if v, err := parseInt(s); err == nil {
-			link.numa = optional{v: float64(v), ok: true}
+	if s, err := sysfs.ReadAttr(filepath.Join(dir, "numa_node")); err == nil {
+		if v, err := sysfs.ParseInt(s); err == nil {
+			link.numa = sysfs.Optional{V: float64(v), OK: true}
 		} else {
 			p.SourceError(filepath.Join(dir, "numa_node"), err)
 		}
@@ -367,31 +362,25 @@ func emitNetIface(p *Poll, ifc *netIface) {
 		p.Add(netdevOperState, v, ifc.name)
 		p.Add(netdevUp, boolFloat(v == 1), ifc.name)
 	}
-	addOpt(p, netdevAdminUp, ifc.adminUp, ifc.name)
-	addOpt(p, netdevCarrier, ifc.carrier, ifc.name)
-	addOpt(p, netdevCarrierChanges, ifc.changes, ifc.name)
-	if ifc.speedMbps.ok {
-		p.Add(netdevSpeed, ifc.speedMbps.v*1e6/8, ifc.name)
+	sysfs.AddOpt(p, netdevAdminUp, ifc.adminUp, ifc.name)
+	sysfs.AddOpt(p, netdevCarrier, ifc.carrier, ifc.name)
+	sysfs.AddOpt(p, netdevCarrierChanges, ifc.changes, ifc.name)
+	if ifc.speedMbps.OK {
+		p.Add(netdevSpeed, ifc.speedMbps.V*1e6/8, ifc.name)
 	}
-	addOpt(p, netdevMTU, ifc.mtu, ifc.name)
+	sysfs.AddOpt(p, netdevMTU, ifc.mtu, ifc.name)
 	for i, st := range netStats {
-		addOpt(p, st.desc, ifc.stats[i], ifc.name)
+		sysfs.AddOpt(p, st.desc, ifc.stats[i], ifc.name)
 	}
 	if l := ifc.pci; l != nil {
-		addOpt(p, pcieCurSpeed, l.curSpeed, ifc.name, l.address)
-		addOpt(p, pcieMaxSpeed, l.maxSpeed, ifc.name, l.address)
-		addOpt(p, pcieCurWidth, l.curWidth, ifc.name, l.address)
-		addOpt(p, pcieMaxWidth, l.maxWidth, ifc.name, l.address)
-		if l.curSpeed.ok && l.maxSpeed.ok && l.curWidth.ok && l.maxWidth.ok {
-			degraded := l.curSpeed.v < l.maxSpeed.v || l.curWidth.v < l.maxWidth.v
+		sysfs.AddOpt(p, pcieCurSpeed, l.curSpeed, ifc.name, l.address)
+		sysfs.AddOpt(p, pcieMaxSpeed, l.maxSpeed, ifc.name, l.address)
+		sysfs.AddOpt(p, pcieCurWidth, l.curWidth, ifc.name, l.address)
+		sysfs.AddOpt(p, pcieMaxWidth, l.maxWidth, ifc.name, l.address)
+		if l.curSpeed.OK && l.maxSpeed.OK && l.curWidth.OK && l.maxWidth.OK {
+			degraded := l.curSpeed.V < l.maxSpeed.V || l.curWidth.V < l.maxWidth.V
 			p.Add(pcieDegraded, boolFloat(degraded), ifc.name, l.address)
 		}
-		addOpt(p, pcieNUMA, l.numa, ifc.name, l.address)
-	}
-}
-
-func addOpt(p *Poll, d *exposition.Desc, o optional, labels ...string) {
-	if o.ok {
-		p.Add(d, o.v, labels...)
+		sysfs.AddOpt(p, pcieNUMA, l.numa, ifc.name, l.address)
 	}
 }

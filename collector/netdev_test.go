@@ -13,6 +13,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+
+	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -197,7 +199,7 @@ func TestNetdevRealSysfs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.unsupported.has("lo#"+strings.TrimSpace(string(ifindex)), "speed") {
+	if !c.unsupported.Has("lo#"+strings.TrimSpace(string(ifindex)), "speed") {
 		t.Errorf("lo's speed EINVAL was not remembered")
 	}
 }
@@ -227,9 +229,9 @@ func TestParsePCIeSpeed(t *testing.T) {
 		{"-1 GT/s", 0, false, true},
 	}
 	for _, tt := range tests {
-		got, ok, err := parsePCIeSpeed(tt.in)
+		got, ok, err := sysfs.ParsePCIeSpeed(tt.in)
 		if got != tt.want || ok != tt.ok || (err != nil) != tt.wantErr {
-			t.Errorf("parsePCIeSpeed(%q) = %v, %v, %v; want %v, %v, err %v", tt.in, got, ok, err, tt.want, tt.ok, tt.wantErr)
+			t.Errorf("sysfs.ParsePCIeSpeed(%q) = %v, %v, %v; want %v, %v, err %v", tt.in, got, ok, err, tt.want, tt.ok, tt.wantErr)
 		}
 	}
 }
@@ -239,9 +241,9 @@ func FuzzParsePCIeSpeed(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		v, ok, err := parsePCIeSpeed(s)
+		v, ok, err := sysfs.ParsePCIeSpeed(s)
 		if ok && (err != nil || v < 0 || v != v) {
-			t.Fatalf("parsePCIeSpeed(%q) = %v, %v, %v", s, v, ok, err)
+			t.Fatalf("sysfs.ParsePCIeSpeed(%q) = %v, %v, %v", s, v, ok, err)
 		}
 	})
 }

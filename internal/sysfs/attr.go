@@ -1,0 +1,80 @@
+package sysfs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+)
+
+// ReadAttr reads a small sysfs attribute and returns it without
+// surrounding white space. sysfs attributes are at most one page long. It
+// uses the system calls directly with a buffer on the stack: a poll reads
+// thousands of attributes, and os.Open plus a heap buffer per file
+// dominated the poll's allocations. Errors are *os.PathError values that
+// wrap the errno.
+func ReadAttr(path string) (string, error) {
+	fd, err := openRetry(path)
+	if err != nil {
+		return "", &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	var buf [4096]byte
+	n := 0
+	for n < len(buf) {
+		k, err := syscall.Read(fd, buf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return "", &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if k == 0 {
+			break
+		}
+		n += k
+	}
+	return string(bytes.TrimSpace(buf[:n])), nil
+}
+
+func openRetry(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// ReadFSAttr reads a small sysfs attribute from fsys into buf and returns
+// it without surrounding white space. It is ReadAttr for collectors that
+// read through an fs.FS, so tests can count opens and inject read errors.
+// sysfs attributes are at most one page; buf should be that large and may
+// be reused for every read of a poll.
+func ReadFSAttr(fsys fs.FS, name string, buf []byte) (string, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("reading %s: %w", name, err)
+	}
+	return strings.TrimSpace(string(buf[:n])), nil
+}
+
+// IsNotExist reports whether err says a file or device is gone.
+func IsNotExist(err error) bool {
+	return errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENODEV) || errors.Is(err, syscall.ENXIO)
+}
+
+// IsUnsupported reports whether err says the driver will never answer
+// the attribute: EINVAL or EOPNOTSUPP.
+func IsUnsupported(err error) bool {
+	return errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EOPNOTSUPP)
+}
