@@ -480,7 +480,7 @@ func (d *Devlink) render(p *Poll) {
 		r := s.reporters[k].r
 		labels := []string{k.h.String(), k.port, s.netdev(r.ReporterID), k.name}
 		if r.State != nil {
-			p.Add(devlinkHealthy, boolFloat(*r.State == devlink.HealthStateHealthy), labels...)
+			p.Add(devlinkHealthy, Bool(*r.State == devlink.HealthStateHealthy), labels...)
 		}
 		if r.ErrorCount != nil {
 			p.Add(devlinkErrors, float64(*r.ErrorCount), labels...)
@@ -489,7 +489,7 @@ func (d *Devlink) render(p *Poll) {
 			p.Add(devlinkRecoveries, float64(*r.RecoverCount), labels...)
 		}
 		if r.AutoRecover != nil {
-			p.Add(devlinkAutoRecover, boolFloat(*r.AutoRecover), labels...)
+			p.Add(devlinkAutoRecover, Bool(*r.AutoRecover), labels...)
 		}
 		if r.GracefulPeriod != nil {
 			p.Add(devlinkGrace, r.GracefulPeriod.Seconds(), labels...)

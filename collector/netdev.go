@@ -360,7 +360,7 @@ func emitNetIface(p *Poll, ifc *netIface) {
 	p.Add(netdevInfo, 1, ifc.name, ifc.address, ifc.driver, pciAddr)
 	if v, ok := operStates[ifc.operState]; ok {
 		p.Add(netdevOperState, v, ifc.name)
-		p.Add(netdevUp, boolFloat(v == 1), ifc.name)
+		p.Add(netdevUp, Bool(v == 1), ifc.name)
 	}
 	sysfs.AddOpt(p, netdevAdminUp, ifc.adminUp, ifc.name)
 	sysfs.AddOpt(p, netdevCarrier, ifc.carrier, ifc.name)
@@ -379,7 +379,7 @@ func emitNetIface(p *Poll, ifc *netIface) {
 		sysfs.AddOpt(p, pcieMaxWidth, l.maxWidth, ifc.name, l.address)
 		if l.curSpeed.OK && l.maxSpeed.OK && l.curWidth.OK && l.maxWidth.OK {
 			degraded := l.curSpeed.V < l.maxSpeed.V || l.curWidth.V < l.maxWidth.V
-			p.Add(pcieDegraded, boolFloat(degraded), ifc.name, l.address)
+			p.Add(pcieDegraded, Bool(degraded), ifc.name, l.address)
 		}
 		sysfs.AddOpt(p, pcieNUMA, l.numa, ifc.name, l.address)
 	}

@@ -43,8 +43,8 @@ func (m *SelfMetrics) Collect(ch chan<- prometheus.Metric) {
 	for _, r := range m.runners {
 		st := r.Status()
 		n := st.Name
-		ch <- prometheus.MustNewConstMetric(m.up, prometheus.GaugeValue, boolFloat(st.Up), n)
-		ch <- prometheus.MustNewConstMetric(m.absent, prometheus.GaugeValue, boolFloat(st.Absent), n)
+		ch <- prometheus.MustNewConstMetric(m.up, prometheus.GaugeValue, Bool(st.Up), n)
+		ch <- prometheus.MustNewConstMetric(m.absent, prometheus.GaugeValue, Bool(st.Absent), n)
 		ch <- prometheus.MustNewConstMetric(m.duration, prometheus.GaugeValue, st.LastDuration.Seconds(), n)
 		var ts float64
 		if !st.LastSuccess.IsZero() {
@@ -62,7 +62,8 @@ func (m *SelfMetrics) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func boolFloat(b bool) float64 {
+// Bool returns 1 for true and 0 for false, the value of a boolean gauge.
+func Bool(b bool) float64 {
 	if b {
 		return 1
 	}

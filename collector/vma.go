@@ -436,7 +436,7 @@ func renderVMA(p *Poll, l *vmastats.Loaded, st *vmaProc, perSocket bool) {
 	}
 
 	p.Add(vmaInfo, 1, with(s.Layout.String())...)
-	p.Add(vmaHandshake, boolFloat(l.Handshake), base...)
+	p.Add(vmaHandshake, Bool(l.Handshake), base...)
 	if !l.Process.Start.IsZero() {
 		p.Add(vmaStartTime, float64(l.Process.Start.Unix()), base...)
 	}

@@ -14,9 +14,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/ethtool"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/collector/scrape"
 	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
+	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 )
 
 // The large host is written once per test binary, only when a benchmark
@@ -77,7 +79,7 @@ func largeCollectors(b *testing.B) []*runner {
 	if err != nil {
 		b.Fatal(err)
 	}
-	eth, err := collector.NewEthtool(collector.EthtoolConfig{Source: src}, zap.NewNop())
+	eth, err := ethtool.New(ethtool.Config{Source: src}, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -180,9 +182,9 @@ func ethtoolOnly(b *testing.B, n int) *runner {
 			b.Fatal(err)
 		}
 		devs = append(devs, &ethtooldump.Device{Name: ifc.Name, Index: ifc.Index, Dump: d,
-			Link: collector.EthtoolLink{HasSettings: true, SpeedMbps: 400000, Duplex: 1, HasDetected: true, Detected: true}})
+			Link: ethtoolioctl.Link{HasSettings: true, SpeedMbps: 400000, Duplex: 1, HasDetected: true, Detected: true}})
 	}
-	e, err := collector.NewEthtool(collector.EthtoolConfig{Source: ethtooldump.NewSource(devs...)}, zap.NewNop())
+	e, err := ethtool.New(ethtool.Config{Source: ethtooldump.NewSource(devs...)}, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
+	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 )
 
 // Statistic names of `ethtool -S`, in driver order.
@@ -298,9 +298,9 @@ func EthtoolSource(l Layout, c Config) (*ethtooldump.Source, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", ifc.Name, err)
 		}
-		link := collector.EthtoolLink{HasSettings: true, SpeedMbps: 400000, Duplex: 1, Autoneg: 1, HasDetected: true, Detected: true}
+		link := ethtoolioctl.Link{HasSettings: true, SpeedMbps: 400000, Duplex: 1, Autoneg: 1, HasDetected: true, Detected: true}
 		if ifc.Driver == "ena" {
-			link = collector.EthtoolLink{HasDetected: true, Detected: true}
+			link = ethtoolioctl.Link{HasDetected: true, Detected: true}
 		}
 		devs = append(devs, &ethtooldump.Device{Name: ifc.Name, Index: ifc.Index, Dump: d, Link: link})
 	}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/ethtool"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
 	"github.com/nic-exporter/nic_exporter/vmastats"
@@ -122,7 +123,7 @@ func TestStatNames(t *testing.T) {
 // TestMlx5DumpsUseDriverNames checks the fixture against the driver's
 // name formats).
 func TestMlx5StatNamesMatchFixture(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", "collector", "testdata", "ethtool", "mlx5.txt"))
+	f, err := os.Open(filepath.Join("..", "..", "collector", "ethtool", "testdata", "mlx5.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +273,7 @@ func TestSmallHostEthtool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := collector.NewEthtool(collector.EthtoolConfig{Source: src}, zap.NewNop())
+	e, err := ethtool.New(ethtool.Config{Source: src}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/ethtool"
 	"github.com/nic-exporter/nic_exporter/internal/demo"
+	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
 )
 
@@ -124,7 +126,7 @@ func collectorSpecs() []collectorSpec {
 				app.Flag("collector.ethtool.per-queue", "What the ethtool collector does with per-queue statistics: keep (a series per queue, label queue), sum (one series per interface, monotonic when queues go away) or drop.").Default("keep").EnumVar(&perQueue, "keep", "sum", "drop")
 				app.Flag("collector.ethtool.netns", "Network namespace file (e.g. /run/netns/NAME or /proc/PID/ns/net) whose interfaces the ethtool collector reads; empty means the exporter's own.").StringVar(&netns)
 				return func(env sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {
-					mode, err := collector.ParseQueueMode(perQueue)
+					mode, err := ethtool.ParseQueueMode(perQueue)
 					if err != nil {
 						return nil, err
 					}
@@ -132,17 +134,17 @@ func collectorSpecs() []collectorSpec {
 					if err != nil {
 						return nil, err
 					}
-					var src collector.EthtoolSource
+					var src ethtool.Source
 					if env.demo != nil {
 						src = env.demo.EthtoolSource()
 					} else {
-						s, err := collector.NewEthtoolIoctl(netns)
+						s, err := ethtoolioctl.New(netns)
 						if err != nil {
 							return nil, err
 						}
 						src = s
 					}
-					return collector.NewEthtool(collector.EthtoolConfig{
+					return ethtool.New(ethtool.Config{
 						Source: src, Filter: f, StatFilter: stats, QueueMode: mode,
 					}, log)
 				}

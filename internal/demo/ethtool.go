@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
+	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 )
 
 // The recorded `ethtool -i` and `ethtool -S` output of the reference
@@ -79,9 +79,9 @@ func newDemoEthtool() (*demoEthtool, error) {
 	d.src = ethtooldump.NewSource(
 		&ethtooldump.Device{Name: "lo", Index: 1},
 		&ethtooldump.Device{Name: "ens5", Index: 2, Dump: copyDump(ena),
-			Link: collector.EthtoolLink{HasSettings: true, SpeedMbps: 100000, Duplex: 1, HasDetected: true, Detected: true}},
+			Link: ethtoolioctl.Link{HasSettings: true, SpeedMbps: 100000, Duplex: 1, HasDetected: true, Detected: true}},
 		&ethtooldump.Device{Name: "enp8s0f1np1", Index: 4, Dump: copyDump(mlx),
-			Link: collector.EthtoolLink{HasSettings: true, SpeedMbps: 400000, Duplex: 1, Autoneg: 1, HasDetected: true, Detected: true}},
+			Link: ethtoolioctl.Link{HasSettings: true, SpeedMbps: 400000, Duplex: 1, Autoneg: 1, HasDetected: true, Detected: true}},
 	)
 	return d, nil
 }
@@ -105,7 +105,7 @@ func rateScale(d *ethtooldump.Dump, suffix string, pps float64) float64 {
 // EthtoolSource returns the demo host's ethtool source, which serves the
 // recorded ConnectX-7 and ENA devices through the interface the real
 // ioctl source implements.
-func (h *Host) EthtoolSource() collector.EthtoolSource { return h.ethtool.src }
+func (h *Host) EthtoolSource() *ethtooldump.Source { return h.ethtool.src }
 
 func (h *Host) updateEthtool() error {
 	if h.ethtool == nil {

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/ethtool"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/internal/demo"
 )
@@ -23,7 +24,7 @@ func scrapeEthtool(t *testing.T, faults string, elapsed time.Duration, want ...s
 		t.Fatal(err)
 	}
 	defer h.Close()
-	c, err := collector.NewEthtool(collector.EthtoolConfig{Source: h.EthtoolSource()}, zap.NewNop())
+	c, err := ethtool.New(ethtool.Config{Source: h.EthtoolSource()}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

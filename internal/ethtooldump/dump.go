@@ -1,6 +1,7 @@
 // Package ethtooldump reads recorded `ethtool -i` and `ethtool -S` output
-// and serves it through collector.EthtoolSource, so fixture tests and the
-// demo host run the real ethtool collector on recorded devices.
+// and serves it like the kernel's ethtool interface (ethtoolioctl.Source),
+// so fixture tests and the demo host run the real ethtool collector on
+// recorded devices.
 package ethtooldump
 
 import (

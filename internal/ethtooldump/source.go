@@ -6,7 +6,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 )
 
 // Device is one interface of a Source.
@@ -17,10 +17,11 @@ type Device struct {
 	// without ethtool support (the loopback device).
 	Dump *Dump
 	// Link is what Link returns.
-	Link collector.EthtoolLink
+	Link ethtoolioctl.Link
 }
 
-// Source is a collector.EthtoolSource over recorded devices. Tests and the
+// Source serves recorded devices the way ethtoolioctl.Source serves the
+// kernel's, for the ethtool collector. Tests and the
 // demo host change the devices between polls with Update. It counts the
 // calls it serves, so tests can check how often the table is fetched.
 type Source struct {
@@ -64,45 +65,45 @@ func (s *Source) device(method, name string) (*Device, error) {
 	return d, nil
 }
 
-// Interfaces implements collector.EthtoolSource.
-func (s *Source) Interfaces() ([]collector.EthtoolInterface, error) {
+// Interfaces is ethtoolioctl.Source.Interfaces over the recorded devices.
+func (s *Source) Interfaces() ([]ethtoolioctl.Interface, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls["Interfaces"]++
-	out := make([]collector.EthtoolInterface, 0, len(s.devices))
+	out := make([]ethtoolioctl.Interface, 0, len(s.devices))
 	for _, d := range s.devices {
-		out = append(out, collector.EthtoolInterface{Name: d.Name, Index: d.Index})
+		out = append(out, ethtoolioctl.Interface{Name: d.Name, Index: d.Index})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
 	return out, nil
 }
 
-// DriverInfo implements collector.EthtoolSource.
-func (s *Source) DriverInfo(name string) (collector.EthtoolDriverInfo, error) {
+// DriverInfo is ethtoolioctl.Source.DriverInfo over the recorded devices.
+func (s *Source) DriverInfo(name string) (ethtoolioctl.DriverInfo, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d, err := s.device("DriverInfo", name)
 	if err != nil {
-		return collector.EthtoolDriverInfo{}, err
+		return ethtoolioctl.DriverInfo{}, err
 	}
-	return collector.EthtoolDriverInfo{
+	return ethtoolioctl.DriverInfo{
 		Driver: d.Dump.Driver, Version: d.Dump.Version, FirmwareVersion: d.Dump.FirmwareVersion,
 		BusInfo: d.Dump.BusInfo, NStats: len(d.Dump.Names),
 	}, nil
 }
 
-// Link implements collector.EthtoolSource.
-func (s *Source) Link(name string) (collector.EthtoolLink, error) {
+// Link is ethtoolioctl.Source.Link over the recorded devices.
+func (s *Source) Link(name string) (ethtoolioctl.Link, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d, err := s.device("Link", name)
 	if err != nil {
-		return collector.EthtoolLink{}, err
+		return ethtoolioctl.Link{}, err
 	}
 	return d.Link, nil
 }
 
-// StatNames implements collector.EthtoolSource.
+// StatNames is ethtoolioctl.Source.StatNames over the recorded devices.
 func (s *Source) StatNames(name string, n int) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -111,12 +112,12 @@ func (s *Source) StatNames(name string, n int) ([]string, error) {
 		return nil, err
 	}
 	if n != len(d.Dump.Names) {
-		return nil, collector.ErrStatCountChanged
+		return nil, ethtoolioctl.ErrStatCountChanged
 	}
 	return append([]string(nil), d.Dump.Names...), nil
 }
 
-// Stats implements collector.EthtoolSource.
+// Stats is ethtoolioctl.Source.Stats over the recorded devices.
 func (s *Source) Stats(name string, dst []uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -125,10 +126,8 @@ func (s *Source) Stats(name string, dst []uint64) error {
 		return err
 	}
 	if len(dst) != len(d.Dump.Values) {
-		return collector.ErrStatCountChanged
+		return ethtoolioctl.ErrStatCountChanged
 	}
 	copy(dst, d.Dump.Values)
 	return nil
 }
-
-var _ collector.EthtoolSource = (*Source)(nil)

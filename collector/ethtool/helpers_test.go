@@ -1,4 +1,4 @@
-package collector_test
+package ethtool_test
 
 import (
 	"context"

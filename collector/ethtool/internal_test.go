@@ -1,4 +1,4 @@
-package collector
+package ethtool
 
 import (
 	"context"
@@ -10,7 +10,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 )
 
 func TestParseStatName(t *testing.T) {
@@ -106,7 +108,7 @@ func FuzzParseStatName(f *testing.F) {
 	})
 }
 
-// tableSource is a minimal EthtoolSource over one device whose table the
+// tableSource is a minimal Source over one device whose table the
 // test changes between polls.
 type tableSource struct {
 	names []string
@@ -114,38 +116,40 @@ type tableSource struct {
 	gone  bool
 }
 
-func (s *tableSource) Interfaces() ([]EthtoolInterface, error) {
-	return []EthtoolInterface{{Name: "eth0", Index: 2}}, nil
+func (s *tableSource) Interfaces() ([]ethtoolioctl.Interface, error) {
+	return []ethtoolioctl.Interface{{Name: "eth0", Index: 2}}, nil
 }
 
-func (s *tableSource) DriverInfo(string) (EthtoolDriverInfo, error) {
+func (s *tableSource) DriverInfo(string) (ethtoolioctl.DriverInfo, error) {
 	if s.gone {
-		return EthtoolDriverInfo{}, syscall.ENODEV
+		return ethtoolioctl.DriverInfo{}, syscall.ENODEV
 	}
-	return EthtoolDriverInfo{Driver: "ena", NStats: len(s.names)}, nil
+	return ethtoolioctl.DriverInfo{Driver: "ena", NStats: len(s.names)}, nil
 }
 
-func (s *tableSource) Link(string) (EthtoolLink, error) { return EthtoolLink{}, syscall.EOPNOTSUPP }
+func (s *tableSource) Link(string) (ethtoolioctl.Link, error) {
+	return ethtoolioctl.Link{}, syscall.EOPNOTSUPP
+}
 
 func (s *tableSource) StatNames(_ string, n int) ([]string, error) {
 	if n != len(s.names) {
-		return nil, ErrStatCountChanged
+		return nil, ethtoolioctl.ErrStatCountChanged
 	}
 	return append([]string(nil), s.names...), nil
 }
 
 func (s *tableSource) Stats(_ string, dst []uint64) error {
 	if len(dst) != len(s.vals) {
-		return ErrStatCountChanged
+		return ethtoolioctl.ErrStatCountChanged
 	}
 	copy(dst, s.vals)
 	return nil
 }
 
-func pollValue(t *testing.T, c *Ethtool, family string) (float64, bool) {
+func pollValue(t *testing.T, c *Collector, family string) (float64, bool) {
 	t.Helper()
 	b := exposition.NewBuilder()
-	if err := c.Update(context.Background(), NewPoll(b, nil)); err != nil {
+	if err := c.Update(context.Background(), collector.NewPoll(b, nil)); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(b.Snapshot().String(), "\n") {
@@ -166,7 +170,7 @@ func pollValue(t *testing.T, c *Ethtool, family string) (float64, bool) {
 // counter never goes backwards and never counts a queue twice.
 func TestEthtoolSumMonotonic(t *testing.T) {
 	src := &tableSource{}
-	c, err := NewEthtool(EthtoolConfig{Source: src, QueueMode: QueueSum}, zap.NewNop())
+	c, err := New(Config{Source: src, QueueMode: QueueSum}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +227,7 @@ func TestEthtoolSumMonotonic(t *testing.T) {
 // read; the collector refreshes the table within the poll.
 func TestEthtoolStatCountChanged(t *testing.T) {
 	src := &tableSource{names: []string{"rx0_packets"}, vals: []uint64{5}}
-	c, err := NewEthtool(EthtoolConfig{Source: src}, zap.NewNop())
+	c, err := New(Config{Source: src}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +236,7 @@ func TestEthtoolStatCountChanged(t *testing.T) {
 	}
 	src.names, src.vals = []string{"rx0_packets", "rx1_packets"}, []uint64{6, 7}
 	b := exposition.NewBuilder()
-	if err := c.Update(context.Background(), NewPoll(b, nil)); err != nil {
+	if err := c.Update(context.Background(), collector.NewPoll(b, nil)); err != nil {
 		t.Fatal(err)
 	}
 	text := b.Snapshot().String()
@@ -255,12 +259,12 @@ func TestEthtoolNameConflicts(t *testing.T) {
 		names: []string{"rx-errors", "rx_errors", "info", "queue_rx_packets", "rx0_packets", "rx0_packets", "", "stats"},
 		vals:  []uint64{1, 2, 3, 4, 5, 6, 7, 8},
 	}
-	c, err := NewEthtool(EthtoolConfig{Source: src}, zap.NewNop())
+	c, err := New(Config{Source: src}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := exposition.NewBuilder()
-	if err := c.Update(context.Background(), NewPoll(b, nil)); err != nil {
+	if err := c.Update(context.Background(), collector.NewPoll(b, nil)); err != nil {
 		t.Fatal(err)
 	}
 	text := b.Snapshot().String()

@@ -1,4 +1,4 @@
-package collector_test
+package ethtool_test
 
 import (
 	"errors"
@@ -17,8 +17,9 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	"golang.org/x/sys/unix"
 
-	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/ethtool"
 	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
+	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
@@ -261,14 +262,14 @@ func (n *vethNet) compare(t *testing.T, got map[string]float64, ns, dev string, 
 // countingSource counts the calls the collector makes and can run a hook
 // right after the interface list was taken, to change the host mid-poll.
 type countingSource struct {
-	collector.EthtoolSource
+	ethtool.Source
 	afterList func()
 	names     int
 	stats     int
 }
 
-func (s *countingSource) Interfaces() ([]collector.EthtoolInterface, error) {
-	l, err := s.EthtoolSource.Interfaces()
+func (s *countingSource) Interfaces() ([]ethtoolioctl.Interface, error) {
+	l, err := s.Source.Interfaces()
 	if s.afterList != nil {
 		s.afterList()
 		s.afterList = nil
@@ -278,12 +279,12 @@ func (s *countingSource) Interfaces() ([]collector.EthtoolInterface, error) {
 
 func (s *countingSource) StatNames(name string, n int) ([]string, error) {
 	s.names++
-	return s.EthtoolSource.StatNames(name, n)
+	return s.Source.StatNames(name, n)
 }
 
 func (s *countingSource) Stats(name string, dst []uint64) error {
 	s.stats++
-	return s.EthtoolSource.Stats(name, dst)
+	return s.Source.Stats(name, dst)
 }
 
 // TestEthtoolVeth runs the collector on real veth devices in a namespace
@@ -300,15 +301,15 @@ func TestEthtoolVeth(t *testing.T) {
 		n.traffic(t, p.ipA, 64)
 	}
 
-	src, err := collector.NewEthtoolIoctl(n.path(n.a))
+	src, err := ethtoolioctl.New(n.path(n.a))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	cs := &countingSource{EthtoolSource: src}
+	cs := &countingSource{Source: src}
 	core, logs := observer.New(zapcore.DebugLevel)
 	log := zap.New(core)
-	c, err := collector.NewEthtool(collector.EthtoolConfig{Source: cs, QueueMode: collector.QueueKeep}, log)
+	c, err := ethtool.New(ethtool.Config{Source: cs, QueueMode: ethtool.QueueKeep}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,12 +333,12 @@ func TestEthtoolVeth(t *testing.T) {
 	t.Run("peer namespace", func(t *testing.T) {
 		// The peers' tx_queue_N_* statistics are read from the other end's
 		// receive queues; a second source opened in namespace b sees them.
-		srcB, err := collector.NewEthtoolIoctl(n.path(n.b))
+		srcB, err := ethtoolioctl.New(n.path(n.b))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer srcB.Close()
-		cb, err := collector.NewEthtool(collector.EthtoolConfig{Source: srcB}, log)
+		cb, err := ethtool.New(ethtool.Config{Source: srcB}, log)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -369,7 +370,7 @@ func TestEthtoolVeth(t *testing.T) {
 	})
 
 	t.Run("summed queues", func(t *testing.T) {
-		sc, err := collector.NewEthtool(collector.EthtoolConfig{Source: src, QueueMode: collector.QueueSum}, log)
+		sc, err := ethtool.New(ethtool.Config{Source: src, QueueMode: ethtool.QueueSum}, log)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -426,8 +427,8 @@ func TestEthtoolVeth(t *testing.T) {
 		// A fresh source's scratch memory is one page before its guard
 		// page. Asking va3 (32 queues, 289 names of 32 bytes) for one
 		// name makes the kernel write past it: the call must fail with
-		// ErrStatCountChanged instead of overwriting memory.
-		fresh, err := collector.NewEthtoolIoctl(n.path(n.a))
+		// ethtoolioctl.ErrStatCountChanged instead of overwriting memory.
+		fresh, err := ethtoolioctl.New(n.path(n.a))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -439,11 +440,11 @@ func TestEthtoolVeth(t *testing.T) {
 		if info.NStats*32 <= os.Getpagesize() {
 			t.Fatalf("va3 has only %d statistics; the test needs more than a page of names", info.NStats)
 		}
-		if _, err := fresh.StatNames("va3", 1); !errors.Is(err, collector.ErrStatCountChanged) {
-			t.Errorf("StatNames with a short count: %v, want ErrStatCountChanged", err)
+		if _, err := fresh.StatNames("va3", 1); !errors.Is(err, ethtoolioctl.ErrStatCountChanged) {
+			t.Errorf("StatNames with a short count: %v, want ethtoolioctl.ErrStatCountChanged", err)
 		}
-		if err := fresh.Stats("va3", make([]uint64, 1)); !errors.Is(err, collector.ErrStatCountChanged) {
-			t.Errorf("Stats with a short count: %v, want ErrStatCountChanged", err)
+		if err := fresh.Stats("va3", make([]uint64, 1)); !errors.Is(err, ethtoolioctl.ErrStatCountChanged) {
+			t.Errorf("Stats with a short count: %v, want ethtoolioctl.ErrStatCountChanged", err)
 		}
 		names, err := fresh.StatNames("va3", info.NStats)
 		if err != nil || len(names) != info.NStats || names[0] != "peer_ifindex" {

@@ -1,4 +1,4 @@
-package collector_test
+package ethtool_test
 
 import (
 	"context"
@@ -8,8 +8,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/ethtool"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
+	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 )
 
 // benchHost returns ifaces mlx5-like interfaces with stats statistics
@@ -45,7 +47,7 @@ func benchHost(ifaces, stats int) *ethtooldump.Source {
 			d.Values[j] = uint64(j) * 1234567
 		}
 		devs = append(devs, &ethtooldump.Device{Name: fmt.Sprintf("enp%ds0f0np0", i+1), Index: i + 2, Dump: d,
-			Link: collector.EthtoolLink{HasSettings: true, SpeedMbps: 400000, Duplex: 1, HasDetected: true, Detected: true}})
+			Link: ethtoolioctl.Link{HasSettings: true, SpeedMbps: 400000, Duplex: 1, HasDetected: true, Detected: true}})
 	}
 	return ethtooldump.NewSource(devs...)
 }
@@ -54,9 +56,9 @@ func benchHost(ifaces, stats int) *ethtooldump.Source {
 // are cached) of 16 interfaces with 5,000 statistics each, including the
 // snapshot the Runner publishes, in each per-queue mode.
 func BenchmarkEthtoolPoll(b *testing.B) {
-	for _, mode := range []collector.QueueMode{collector.QueueKeep, collector.QueueSum, collector.QueueDrop} {
+	for _, mode := range []ethtool.QueueMode{ethtool.QueueKeep, ethtool.QueueSum, ethtool.QueueDrop} {
 		b.Run(string(mode), func(b *testing.B) {
-			c, err := collector.NewEthtool(collector.EthtoolConfig{Source: benchHost(16, 5000), QueueMode: mode}, zap.NewNop())
+			c, err := ethtool.New(ethtool.Config{Source: benchHost(16, 5000), QueueMode: mode}, zap.NewNop())
 			if err != nil {
 				b.Fatal(err)
 			}

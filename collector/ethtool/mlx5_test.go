@@ -1,4 +1,4 @@
-package collector
+package ethtool
 
 import (
 	"fmt"
@@ -329,8 +329,8 @@ func TestMlx5DumpsUseDriverNames(t *testing.T) {
 		res[i] = mlx5FormatRE(f)
 	}
 	for _, path := range []string{
-		filepath.Join("testdata", "ethtool", "mlx5.txt"),
-		filepath.Join("..", "internal", "demo", "ethtool_mlx5.txt"),
+		filepath.Join("testdata", "mlx5.txt"),
+		filepath.Join("..", "..", "internal", "demo", "ethtool_mlx5.txt"),
 	} {
 		names := dumpStatNames(t, path)
 		if len(names) == 0 {

@@ -1,4 +1,4 @@
-package collector
+package ethtoolioctl
 
 import (
 	"encoding/binary"
@@ -13,8 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// EthtoolIoctl is the real EthtoolSource: the kernel's SIOCETHTOOL ioctl
-// and an rtnetlink link dump, on sockets opened in one network namespace.
+// Source is the kernel's ethtool interface as the ethtool collector reads
+// it: the SIOCETHTOOL ioctl and an rtnetlink link dump, on sockets opened
+// in one network namespace.
 //
 // Driver information and link settings come from github.com/safchain/ethtool.
 // Statistic names and values are read here instead, because that library
@@ -27,7 +28,7 @@ import (
 // overwriting Go memory, and the call reports ErrStatCountChanged.
 //
 // It is safe for concurrent use; calls are serialised.
-type EthtoolIoctl struct {
+type Source struct {
 	mu   sync.Mutex
 	et   *ethtool.Ethtool
 	fd   int // AF_INET datagram socket for GSTRINGS and GSTATS
@@ -38,13 +39,13 @@ type EthtoolIoctl struct {
 	recv []byte
 }
 
-// NewEthtoolIoctl opens the sockets of an EthtoolIoctl. With netns empty
+// New opens the sockets of a Source. With netns empty
 // they belong to the calling process's network namespace; otherwise netns
 // names a namespace file (/run/netns/NAME, /proc/PID/ns/net) and the
 // sockets are opened inside it, so every later call reads that namespace
 // from any goroutine, whatever namespace its thread is in.
-func NewEthtoolIoctl(netns string) (*EthtoolIoctl, error) {
-	s := &EthtoolIoctl{fd: -1, nl: -1}
+func New(netns string) (*Source, error) {
+	s := &Source{fd: -1, nl: -1}
 	err := inNetns(netns, func() error {
 		var err error
 		if s.et, err = ethtool.NewEthtool(); err != nil {
@@ -74,7 +75,7 @@ func NewEthtoolIoctl(netns string) (*EthtoolIoctl, error) {
 }
 
 // Close releases the sockets and the scratch memory.
-func (s *EthtoolIoctl) Close() error {
+func (s *Source) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.et != nil {
@@ -134,8 +135,9 @@ func inNetns(path string, f func() error) error {
 	return <-errc
 }
 
-// Interfaces implements EthtoolSource with an RTM_GETLINK dump.
-func (s *EthtoolIoctl) Interfaces() ([]EthtoolInterface, error) {
+// Interfaces lists the network interfaces with their indexes, from an
+// RTM_GETLINK dump.
+func (s *Source) Interfaces() ([]Interface, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
@@ -149,7 +151,7 @@ func (s *EthtoolIoctl) Interfaces() ([]EthtoolInterface, error) {
 	if err := unix.Sendto(s.nl, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return nil, fmt.Errorf("sending the link dump request: %w", err)
 	}
-	var out []EthtoolInterface
+	var out []Interface
 	for {
 		n, _, err := unix.Recvfrom(s.nl, s.recv, 0)
 		if err != nil {
@@ -189,7 +191,7 @@ func (s *EthtoolIoctl) Interfaces() ([]EthtoolInterface, error) {
 						if i := indexByte(name, 0); i >= 0 {
 							name = name[:i]
 						}
-						out = append(out, EthtoolInterface{Name: name, Index: index})
+						out = append(out, Interface{Name: name, Index: index})
 					}
 				}
 			}
@@ -206,15 +208,16 @@ func indexByte(s string, c byte) int {
 	return -1
 }
 
-// DriverInfo implements EthtoolSource.
-func (s *EthtoolIoctl) DriverInfo(name string) (EthtoolDriverInfo, error) {
+// DriverInfo returns the driver information (ETHTOOL_GDRVINFO),
+// including the current number of statistics.
+func (s *Source) DriverInfo(name string) (DriverInfo, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d, err := s.et.DriverInfo(name)
 	if err != nil {
-		return EthtoolDriverInfo{}, err
+		return DriverInfo{}, err
 	}
-	return EthtoolDriverInfo{
+	return DriverInfo{
 		Driver:          d.Driver,
 		Version:         d.Version,
 		FirmwareVersion: d.FwVersion,
@@ -223,14 +226,15 @@ func (s *EthtoolIoctl) DriverInfo(name string) (EthtoolDriverInfo, error) {
 	}, nil
 }
 
-// Link implements EthtoolSource. It uses ETHTOOL_GSET, which every kernel
+// Link returns the link settings (ETHTOOL_GSET) and the link state
+// (ETHTOOL_GLINK). It uses ETHTOOL_GSET, which every kernel
 // answers for drivers with link settings, rather than the library's
 // GLINKSETTINGS path, whose size handshake fails on kernels with more
 // link modes than it knows and then prints to standard output.
-func (s *EthtoolIoctl) Link(name string) (EthtoolLink, error) {
+func (s *Source) Link(name string) (Link, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var l EthtoolLink
+	var l Link
 	var cmd ethtool.EthtoolCmd
 	speed, err := s.et.CmdGet(&cmd, name)
 	switch {
@@ -239,7 +243,7 @@ func (s *EthtoolIoctl) Link(name string) (EthtoolLink, error) {
 		l.SpeedMbps = speed
 		l.Duplex = cmd.Duplex
 		l.Autoneg = cmd.Autoneg
-	case isNotSupported(err):
+	case IsNotSupported(err):
 	default:
 		return l, err
 	}
@@ -247,7 +251,7 @@ func (s *EthtoolIoctl) Link(name string) (EthtoolLink, error) {
 	switch {
 	case err == nil:
 		l.HasDetected, l.Detected = true, state != 0
-	case isNotSupported(err):
+	case IsNotSupported(err):
 	default:
 		return l, err
 	}
@@ -263,7 +267,7 @@ type ethtoolIfreq struct {
 }
 
 // scratch returns at least n bytes of guarded scratch memory.
-func (s *EthtoolIoctl) scratch(n int) ([]byte, error) {
+func (s *Source) scratch(n int) ([]byte, error) {
 	if n <= s.size {
 		return s.mem[:s.size], nil
 	}
@@ -285,7 +289,7 @@ func (s *EthtoolIoctl) scratch(n int) ([]byte, error) {
 }
 
 // ioctl issues one SIOCETHTOOL with ifr_data pointing at buf.
-func (s *EthtoolIoctl) ioctl(name string, buf []byte) error {
+func (s *Source) ioctl(name string, buf []byte) error {
 	var ifr ethtoolIfreq
 	if len(name) >= len(ifr.name) || indexByte(name, 0) >= 0 {
 		return fmt.Errorf("interface name %q: %w", name, syscall.ENODEV)
@@ -303,8 +307,10 @@ func (s *EthtoolIoctl) ioctl(name string, buf []byte) error {
 	return nil
 }
 
-// StatNames implements EthtoolSource.
-func (s *EthtoolIoctl) StatNames(name string, n int) ([]string, error) {
+// StatNames returns the driver's n statistic names (ETHTOOL_GSTRINGS
+// of ETH_SS_STATS). It returns ErrStatCountChanged if the driver now has
+// another number of statistics.
+func (s *Source) StatNames(name string, n int) ([]string, error) {
 	if n <= 0 || n > ethtool.MAX_GSTRINGS {
 		return nil, fmt.Errorf("%d statistics is out of range", n)
 	}
@@ -339,8 +345,10 @@ func (s *EthtoolIoctl) StatNames(name string, n int) ([]string, error) {
 	return names, nil
 }
 
-// Stats implements EthtoolSource.
-func (s *EthtoolIoctl) Stats(name string, dst []uint64) error {
+// Stats fills dst with the current statistic values (ETHTOOL_GSTATS),
+// in the order of StatNames. It returns ErrStatCountChanged if the driver
+// has another number of statistics than len(dst).
+func (s *Source) Stats(name string, dst []uint64) error {
 	n := len(dst)
 	if n <= 0 || n > ethtool.MAX_GSTRINGS {
 		return fmt.Errorf("%d statistics is out of range", n)
@@ -365,5 +373,3 @@ func (s *EthtoolIoctl) Stats(name string, dst []uint64) error {
 	}
 	return nil
 }
-
-var _ EthtoolSource = (*EthtoolIoctl)(nil)

@@ -1,4 +1,4 @@
-package collector_test
+package ethtool_test
 
 import (
 	"bytes"
@@ -13,16 +13,18 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/ethtool"
 	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
+	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
-var updateEthtool = flag.Bool("ethtool.update", false, "rewrite the ethtool collector's golden files")
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// loadDump reads a recorded dump from testdata/ethtool.
+// loadDump reads a recorded dump from testdata.
 func loadDump(t testing.TB, file string) *ethtooldump.Dump {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "ethtool", file))
+	f, err := os.Open(filepath.Join("testdata", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,16 +42,16 @@ func fixtureHost(t testing.TB) *ethtooldump.Source {
 	return ethtooldump.NewSource(
 		&ethtooldump.Device{Name: "lo", Index: 1},
 		&ethtooldump.Device{Name: "ens5", Index: 2, Dump: loadDump(t, "ena.txt"),
-			Link: collector.EthtoolLink{HasSettings: true, SpeedMbps: 100000, Duplex: 1, HasDetected: true, Detected: true}},
+			Link: ethtoolioctl.Link{HasSettings: true, SpeedMbps: 100000, Duplex: 1, HasDetected: true, Detected: true}},
 		&ethtooldump.Device{Name: "enp8s0f1np1", Index: 5, Dump: loadDump(t, "mlx5.txt"),
-			Link: collector.EthtoolLink{HasSettings: true, SpeedMbps: 400000, Duplex: 1, Autoneg: 1, HasDetected: true, Detected: true}},
+			Link: ethtoolioctl.Link{HasSettings: true, SpeedMbps: 400000, Duplex: 1, Autoneg: 1, HasDetected: true, Detected: true}},
 	)
 }
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "ethtool", name)
-	if *updateEthtool {
+	path := filepath.Join("testdata", name)
+	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -57,10 +59,10 @@ func golden(t *testing.T, name, got string) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./collector -run %s -ethtool.update to create it)", err, t.Name())
+		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
 	}
 	if got != string(want) {
-		t.Errorf("scrape differs from %s (rerun with -ethtool.update and review the diff):\n%s", path, firstDiff(string(want), got))
+		t.Errorf("scrape differs from %s (rerun with -update and review the diff):\n%s", path, firstDiff(string(want), got))
 	}
 }
 
@@ -107,19 +109,19 @@ func TestEthtoolFixtures(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		cfg  collector.EthtoolConfig
+		cfg  ethtool.Config
 	}{
-		{"keep.prom", collector.EthtoolConfig{QueueMode: collector.QueueKeep}},
-		{"sum.prom", collector.EthtoolConfig{QueueMode: collector.QueueSum}},
-		{"drop_filtered.prom", collector.EthtoolConfig{
-			QueueMode:  collector.QueueDrop,
+		{"keep.prom", ethtool.Config{QueueMode: ethtool.QueueKeep}},
+		{"sum.prom", ethtool.Config{QueueMode: ethtool.QueueSum}},
+		{"drop_filtered.prom", ethtool.Config{
+			QueueMode:  ethtool.QueueDrop,
 			StatFilter: statFilter,
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := fixtureHost(t)
 			tc.cfg.Source = src
-			c, err := collector.NewEthtool(tc.cfg, zap.NewNop())
+			c, err := ethtool.New(tc.cfg, zap.NewNop())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,18 +162,18 @@ func TestEthtoolFixtures(t *testing.T) {
 				`nic_ethtool_link_speed_bytes_per_second{device="enp8s0f1np1"}`:                                                                                                    400e9 / 8,
 			}
 			switch cfgMode := tc.cfg.QueueMode; cfgMode {
-			case collector.QueueKeep:
+			case ethtool.QueueKeep:
 				checks[`nic_ethtool_rx_out_of_buffer_total{device="enp8s0f1np1"}`] = val(mlx, "rx_out_of_buffer")
 				checks[`nic_ethtool_queue_tx_cnt_total{device="ens5",queue="3"}`] = val(ena, "queue_3_tx_cnt")
 				checks[`nic_ethtool_queue_ch_events_total{device="enp8s0f1np1",queue="2"}`] = val(mlx, "ch2_events")
 				checks[`nic_ethtool_queue_tx_xmit_more_total{device="enp8s0f1np1",queue="1"}`] = val(mlx, "tx1_xmit_more")
-			case collector.QueueSum:
+			case ethtool.QueueSum:
 				var sum float64
 				for q := 0; q < 4; q++ {
 					sum += val(mlx, "rx"+itoa(q)+"_packets")
 				}
 				checks[`nic_ethtool_queue_rx_packets_total{device="enp8s0f1np1"}`] = sum
-			case collector.QueueDrop:
+			case ethtool.QueueDrop:
 				for k := range got {
 					if strings.HasPrefix(k, "nic_ethtool_queue_") || strings.HasPrefix(k, "nic_ethtool_rx_1024") ||
 						strings.HasPrefix(k, "nic_ethtool_conntrack_allowance_exceeded") || strings.HasPrefix(k, "nic_ethtool_rx_vport") {
@@ -192,7 +194,7 @@ func TestEthtoolFixtures(t *testing.T) {
 // promtool check metrics.
 func TestEthtoolFixturesPromtool(t *testing.T) {
 	promtool := testenv.LookPath(t, "promtool")
-	c, err := collector.NewEthtool(collector.EthtoolConfig{Source: fixtureHost(t)}, zap.NewNop())
+	c, err := ethtool.New(ethtool.Config{Source: fixtureHost(t)}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +212,7 @@ func TestEthtoolFixturesPromtool(t *testing.T) {
 // devices is fetched once and the values once per poll.
 func TestEthtoolFixtureTableOnce(t *testing.T) {
 	src := fixtureHost(t)
-	c, err := collector.NewEthtool(collector.EthtoolConfig{Source: src}, zap.NewNop())
+	c, err := ethtool.New(ethtool.Config{Source: src}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +231,7 @@ func TestEthtoolFixtureTableOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2, err := collector.NewEthtool(collector.EthtoolConfig{Source: src2, Filter: f}, zap.NewNop())
+	c2, err := ethtool.New(ethtool.Config{Source: src2, Filter: f}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package collector
+package ethtool
 
 import (
 	"context"
@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"syscall"
 
 	"go.uber.org/zap"
 
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
-
+	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
@@ -38,16 +38,16 @@ func ParseQueueMode(s string) (QueueMode, error) {
 	return "", fmt.Errorf("invalid per-queue mode %q: want keep, sum or drop", s)
 }
 
-// EthtoolConfig configures the ethtool collector.
-type EthtoolConfig struct {
-	// Source is where the collector reads; NewEthtoolIoctl in production.
-	Source EthtoolSource
+// Config configures the ethtool collector.
+type Config struct {
+	// Source is where the collector reads; ethtoolioctl.New in production.
+	Source Source
 	// Filter selects interfaces by name; it is applied before any ioctl
 	// on an interface.
-	Filter NameFilter
+	Filter collector.NameFilter
 	// StatFilter selects statistics by the driver's name, as ethtool -S
 	// prints it; the zero NameFilter selects all.
-	StatFilter NameFilter
+	StatFilter collector.NameFilter
 	// QueueMode says what happens to per-queue statistics.
 	QueueMode QueueMode
 }
@@ -57,20 +57,20 @@ type EthtoolConfig struct {
 // pathological names cannot grow memory without bound.
 const maxEthtoolFamilies = 20000
 
-// Ethtool exports driver information, link settings and the driver
+// Collector exports driver information, link settings and the driver
 // statistics of `ethtool -S` with metric names the exporter fixes: queue,
 // priority and lane numbers become labels, counters are typed counters.
-type Ethtool struct {
-	cfg         EthtoolConfig
+type Collector struct {
+	cfg         Config
 	log         *zap.Logger
 	descs       map[string]*exposition.Desc // by OpenMetrics family name
 	ifaces      map[string]*ethIface
 	unsupported *sysfs.UnsupportedSet
 }
 
-// NewEthtool returns an ethtool collector. It fails without a source or
+// New returns an ethtool collector. It fails without a source or
 // with an unknown queue mode.
-func NewEthtool(cfg EthtoolConfig, log *zap.Logger) (*Ethtool, error) {
+func New(cfg Config, log *zap.Logger) (*Collector, error) {
 	if cfg.Source == nil {
 		return nil, errors.New("ethtool collector: no source")
 	}
@@ -80,7 +80,7 @@ func NewEthtool(cfg EthtoolConfig, log *zap.Logger) (*Ethtool, error) {
 	if _, err := ParseQueueMode(string(cfg.QueueMode)); err != nil {
 		return nil, err
 	}
-	e := &Ethtool{
+	e := &Collector{
 		cfg:         cfg,
 		log:         log,
 		descs:       make(map[string]*exposition.Desc),
@@ -94,7 +94,7 @@ func NewEthtool(cfg EthtoolConfig, log *zap.Logger) (*Ethtool, error) {
 }
 
 // Name implements Collector.
-func (*Ethtool) Name() string { return "ethtool" }
+func (*Collector) Name() string { return "ethtool" }
 
 var (
 	ethtoolInfo = exposition.MustNewDesc("nic_ethtool_info",
@@ -170,7 +170,7 @@ type sumGroup struct {
 }
 
 // Update implements Collector.
-func (e *Ethtool) Update(ctx context.Context, p *Poll) error {
+func (e *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	list, err := e.cfg.Source.Interfaces()
 	if err != nil {
 		return fmt.Errorf("listing network interfaces: %w", err)
@@ -218,21 +218,17 @@ func (e *Ethtool) Update(ctx context.Context, p *Poll) error {
 	return nil
 }
 
-func isNotSupported(err error) bool {
-	return errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOTSUP)
-}
-
 // pollIface reads and emits one interface. found says whether the
 // interface has ethtool driver information at all. An error that
 // isNotExist recognises means the interface went away: nothing of it was
 // emitted.
-func (e *Ethtool) pollIface(st *ethIface, identity string, p *Poll) (found bool, err error) {
+func (e *Collector) pollIface(st *ethIface, identity string, p *collector.Poll) (found bool, err error) {
 	if e.unsupported.Has(identity, "drvinfo") {
 		return false, nil
 	}
 	info, err := e.cfg.Source.DriverInfo(st.name)
 	if err != nil {
-		if isNotSupported(err) {
+		if ethtoolioctl.IsNotSupported(err) {
 			// The loopback device and a few virtual ones have no ethtool
 			// driver information: nothing to collect, not an error.
 			e.unsupported.Add(identity, "drvinfo")
@@ -240,14 +236,14 @@ func (e *Ethtool) pollIface(st *ethIface, identity string, p *Poll) (found bool,
 		}
 		return false, fmt.Errorf("driver information: %w", err)
 	}
-	var link EthtoolLink
+	var link ethtoolioctl.Link
 	var linkErr error
 	if !e.unsupported.Has(identity, "link") {
 		link, linkErr = e.cfg.Source.Link(st.name)
 		switch {
 		case sysfs.IsNotExist(linkErr):
 			return false, linkErr
-		case isNotSupported(linkErr):
+		case ethtoolioctl.IsNotSupported(linkErr):
 			e.unsupported.Add(identity, "link")
 			linkErr = nil
 		}
@@ -270,10 +266,10 @@ func (e *Ethtool) pollIface(st *ethIface, identity string, p *Poll) (found bool,
 		case 0, 1:
 			p.Add(ethtoolDuplex, float64(link.Duplex), st.name)
 		}
-		p.Add(ethtoolAutoneg, boolFloat(link.Autoneg == 1), st.name)
+		p.Add(ethtoolAutoneg, collector.Bool(link.Autoneg == 1), st.name)
 	}
 	if link.HasDetected {
-		p.Add(ethtoolDetected, boolFloat(link.Detected), st.name)
+		p.Add(ethtoolDetected, collector.Bool(link.Detected), st.name)
 	}
 	p.Add(ethtoolStatCount, float64(info.NStats), st.name)
 	if statsErr != nil {
@@ -289,7 +285,7 @@ func (e *Ethtool) pollIface(st *ethIface, identity string, p *Poll) (found bool,
 // with one ETHTOOL_GSTATS. The table is fetched again only when the
 // number of statistics changed (or the interface was re-created, which
 // gives a fresh st). ok is false when there is nothing to emit.
-func (e *Ethtool) readStats(st *ethIface, n int) (ok bool, err error) {
+func (e *Collector) readStats(st *ethIface, n int) (ok bool, err error) {
 	if n <= 0 {
 		st.names, st.plan, st.vals = nil, nil, nil
 		return false, nil
@@ -297,7 +293,7 @@ func (e *Ethtool) readStats(st *ethIface, n int) (ok bool, err error) {
 	for attempt := 0; attempt < 2; attempt++ {
 		if len(st.names) != n || st.plan == nil {
 			names, err := e.cfg.Source.StatNames(st.name, n)
-			if errors.Is(err, ErrStatCountChanged) && attempt == 0 {
+			if errors.Is(err, ethtoolioctl.ErrStatCountChanged) && attempt == 0 {
 				info, ierr := e.cfg.Source.DriverInfo(st.name)
 				if ierr != nil {
 					return false, ierr
@@ -314,7 +310,7 @@ func (e *Ethtool) readStats(st *ethIface, n int) (ok bool, err error) {
 			e.replan(st, names)
 		}
 		err := e.cfg.Source.Stats(st.name, st.vals)
-		if errors.Is(err, ErrStatCountChanged) && attempt == 0 {
+		if errors.Is(err, ethtoolioctl.ErrStatCountChanged) && attempt == 0 {
 			info, ierr := e.cfg.Source.DriverInfo(st.name)
 			if ierr != nil {
 				return false, ierr
@@ -334,7 +330,7 @@ func (e *Ethtool) readStats(st *ethIface, n int) (ok bool, err error) {
 
 // replan builds the plan for a new statistic table and carries the
 // per-queue sums over from the old one.
-func (e *Ethtool) replan(st *ethIface, names []string) {
+func (e *Collector) replan(st *ethIface, names []string) {
 	st.names = names
 	st.vals = make([]uint64, len(names))
 	plan := &ethPlan{}
@@ -436,7 +432,7 @@ func (e *Ethtool) replan(st *ethIface, names []string) {
 // desc returns the family for a run-time name, creating it on first use.
 // It returns nil and the index of a skip reason when the name is taken by
 // a family with other labels or type, or the family limit is reached.
-func (e *Ethtool) desc(name string, typ exposition.Type, help string, labels []string) (*exposition.Desc, int) {
+func (e *Collector) desc(name string, typ exposition.Type, help string, labels []string) (*exposition.Desc, int) {
 	full := name
 	if typ == exposition.Counter {
 		full += "_total"
@@ -472,7 +468,7 @@ func equalStrings(a, b []string) bool {
 }
 
 // emitStats adds the statistics of one interface to b.
-func (e *Ethtool) emitStats(p *Poll, st *ethIface) {
+func (e *Collector) emitStats(p *collector.Poll, st *ethIface) {
 	plan := st.plan
 	for _, s := range plan.series {
 		p.Add(s.desc, float64(st.vals[s.idx]), s.labels...)
