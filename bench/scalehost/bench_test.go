@@ -16,6 +16,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/ethtool"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/collector/netdev"
 	"github.com/nic-exporter/nic_exporter/collector/scrape"
 	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
@@ -84,7 +85,7 @@ func largeCollectors(b *testing.B) []*runner {
 		b.Fatal(err)
 	}
 	cs := []collector.Collector{
-		collector.NewNetdev(collector.NetdevConfig{SysfsPath: l.Sysfs}, zap.NewNop()),
+		netdev.New(netdev.Config{SysfsPath: l.Sysfs}, zap.NewNop()),
 		collector.NewInfiniBand(collector.InfiniBandConfig{SysfsPath: l.Sysfs}, zap.NewNop()),
 		eth,
 		collector.NewVMA(collector.VMAConfig{Dirs: []string{l.VMA}, Liveness: c.VMALiveness()}, zap.NewNop()),

@@ -15,6 +15,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/ethtool"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/collector/netdev"
 	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
 	"github.com/nic-exporter/nic_exporter/vmastats"
 )
@@ -54,7 +55,7 @@ func TestSmallHostNetdev(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := poll(t, collector.NewNetdev(collector.NetdevConfig{SysfsPath: l.Sysfs}, zap.NewNop()))
+	snap := poll(t, netdev.New(netdev.Config{SysfsPath: l.Sysfs}, zap.NewNop()))
 	ifaces := c.Ifaces()
 	if got := snap.Devices(); got != len(ifaces) {
 		t.Errorf("netdev found %d devices, want %d", got, len(ifaces))

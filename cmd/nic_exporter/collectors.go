@@ -10,6 +10,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/ethtool"
+	"github.com/nic-exporter/nic_exporter/collector/netdev"
 	"github.com/nic-exporter/nic_exporter/internal/demo"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
@@ -75,7 +76,7 @@ func collectorSpecs() []collectorSpec {
 			defaultTimeout:  "4s",
 			extraFlags: func(*kingpin.Application, *collectorFlags) func(sources, collector.NameFilter, *zap.Logger) (collector.Collector, error) {
 				return func(env sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {
-					return collector.NewNetdev(collector.NetdevConfig{SysfsPath: env.sysfs, Filter: f}, log), nil
+					return netdev.New(netdev.Config{SysfsPath: env.sysfs, Filter: f}, log), nil
 				}
 			},
 		},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/collector/netdev"
 	"github.com/nic-exporter/nic_exporter/internal/demo"
 )
 
@@ -55,7 +56,7 @@ func TestParseFaults(t *testing.T) {
 
 func poll(t testing.TB, sysfs string) string {
 	t.Helper()
-	c := collector.NewNetdev(collector.NetdevConfig{SysfsPath: sysfs}, zap.NewNop())
+	c := netdev.New(netdev.Config{SysfsPath: sysfs}, zap.NewNop())
 	b := exposition.NewBuilder()
 	if err := c.Update(context.Background(), collector.NewPoll(b, collector.NewSourceErrors(zap.NewNop(), time.Hour))); err != nil {
 		t.Fatal(err)
@@ -150,7 +151,7 @@ func BenchmarkDemoNetdevPoll(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer h.Close()
-	c := collector.NewNetdev(collector.NetdevConfig{SysfsPath: h.SysfsPath()}, zap.NewNop())
+	c := netdev.New(netdev.Config{SysfsPath: h.SysfsPath()}, zap.NewNop())
 	errs := collector.NewSourceErrors(zap.NewNop(), time.Hour)
 	bld := exposition.NewBuilder()
 	b.ReportAllocs()

@@ -1,4 +1,4 @@
-package collector
+package netdev
 
 import (
 	"context"
@@ -12,21 +12,21 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
-
 	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
-// NetdevConfig configures the netdev collector.
-type NetdevConfig struct {
+// Config configures the netdev collector.
+type Config struct {
 	// SysfsPath is the sysfs mount point, normally /sys.
 	SysfsPath string
 	// Filter selects interfaces by name; it is applied before any file of
 	// an interface is read.
-	Filter NameFilter
+	Filter collector.NameFilter
 }
 
-// Netdev exports the kernel's view of network interfaces from
+// Collector exports the kernel's view of network interfaces from
 // /sys/class/net: operational and administrative state, carrier and its
 // changes, speed, MTU, interface statistics, and, for interfaces backed by
 // a PCI device, the PCIe link and NUMA node.
@@ -37,19 +37,19 @@ type NetdevConfig struct {
 // do not parse (so they cannot be counted), fail a PCI device whose link
 // speed does not end in "GT/s PCIe", and do not read statistics/. The
 // package documentation of internal/sysfs has the details.
-type Netdev struct {
-	cfg         NetdevConfig
+type Collector struct {
+	cfg         Config
 	log         *zap.Logger
 	unsupported *sysfs.UnsupportedSet
 }
 
-// NewNetdev returns a netdev collector.
-func NewNetdev(cfg NetdevConfig, log *zap.Logger) *Netdev {
-	return &Netdev{cfg: cfg, log: log, unsupported: sysfs.NewUnsupportedSet()}
+// New returns a netdev collector.
+func New(cfg Config, log *zap.Logger) *Collector {
+	return &Collector{cfg: cfg, log: log, unsupported: sysfs.NewUnsupportedSet()}
 }
 
 // Name implements Collector.
-func (*Netdev) Name() string { return "netdev" }
+func (*Collector) Name() string { return "netdev" }
 
 // netStat is one file of /sys/class/net/<if>/statistics.
 type netStat struct {
@@ -156,7 +156,7 @@ type pciLink struct {
 }
 
 // Update implements Collector.
-func (n *Netdev) Update(ctx context.Context, p *Poll) error {
+func (n *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	root := filepath.Join(n.cfg.SysfsPath, "class", "net")
 	entries, err := os.ReadDir(root)
 	if err != nil {
@@ -195,7 +195,7 @@ func (n *Netdev) Update(ctx context.Context, p *Poll) error {
 
 // read reads one interface. Single unreadable attributes are reported to
 // p and left out; sysfs.ErrVanished means the whole interface went away.
-func (n *Netdev) read(dir, name string, p *Poll) (*netIface, string, error) {
+func (n *Collector) read(dir, name string, p *collector.Poll) (*netIface, string, error) {
 	ifindex, err := sysfs.ReadAttr(filepath.Join(dir, "ifindex"))
 	if err != nil {
 		if sysfs.IsNotExist(err) {
@@ -249,7 +249,7 @@ func (n *Netdev) read(dir, name string, p *Poll) (*netIface, string, error) {
 			if u, uerr := sysfs.ParseUint(s); uerr == nil {
 				return sysfs.Optional{V: float64(u), OK: true}
 			}
-			p.SourceError(filepath.Join(dir, rel), fmt.Errorf("%w: %q", ErrParse, s))
+			p.SourceError(filepath.Join(dir, rel), fmt.Errorf("%w: %q", collector.ErrParse, s))
 			return sysfs.Optional{}
 		}
 		return sysfs.Optional{V: v, OK: true}
@@ -290,7 +290,7 @@ func (n *Netdev) read(dir, name string, p *Poll) (*netIface, string, error) {
 // readPCI finds the PCI function behind an interface's device (the device
 // itself, or its parent for virtio) and reads its link attributes.
 // Conventional PCI devices have no link attributes and report only NUMA.
-func (n *Netdev) readPCI(devDir, identity string, p *Poll) *pciLink {
+func (n *Collector) readPCI(devDir, identity string, p *collector.Poll) *pciLink {
 	dir := devDir
 	for i := 0; i < 2; i++ {
 		if sub, err := os.Readlink(filepath.Join(dir, "subsystem")); err == nil && filepath.Base(sub) == "pci" {
@@ -352,7 +352,7 @@ func (n *Netdev) readPCI(devDir, identity string, p *Poll) *pciLink {
 	return link
 }
 
-func emitNetIface(p *Poll, ifc *netIface) {
+func emitNetIface(p *collector.Poll, ifc *netIface) {
 	pciAddr := ""
 	if ifc.pci != nil {
 		pciAddr = ifc.pci.address
@@ -360,7 +360,7 @@ func emitNetIface(p *Poll, ifc *netIface) {
 	p.Add(netdevInfo, 1, ifc.name, ifc.address, ifc.driver, pciAddr)
 	if v, ok := operStates[ifc.operState]; ok {
 		p.Add(netdevOperState, v, ifc.name)
-		p.Add(netdevUp, Bool(v == 1), ifc.name)
+		p.Add(netdevUp, collector.Bool(v == 1), ifc.name)
 	}
 	sysfs.AddOpt(p, netdevAdminUp, ifc.adminUp, ifc.name)
 	sysfs.AddOpt(p, netdevCarrier, ifc.carrier, ifc.name)
@@ -379,7 +379,7 @@ func emitNetIface(p *Poll, ifc *netIface) {
 		sysfs.AddOpt(p, pcieMaxWidth, l.maxWidth, ifc.name, l.address)
 		if l.curSpeed.OK && l.maxSpeed.OK && l.curWidth.OK && l.maxWidth.OK {
 			degraded := l.curSpeed.V < l.maxSpeed.V || l.curWidth.V < l.maxWidth.V
-			p.Add(pcieDegraded, Bool(degraded), ifc.name, l.address)
+			p.Add(pcieDegraded, collector.Bool(degraded), ifc.name, l.address)
 		}
 		sysfs.AddOpt(p, pcieNUMA, l.numa, ifc.name, l.address)
 	}

@@ -1,4 +1,4 @@
-package collector
+package netdev
 
 import (
 	"context"
@@ -12,9 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
-
-	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -105,11 +104,11 @@ func sysfsFixture(t testing.TB) string {
 	return root
 }
 
-func pollOnce(t testing.TB, c Collector) (*exposition.Snapshot, *SourceErrors) {
+func pollOnce(t testing.TB, c collector.Collector) (*exposition.Snapshot, *collector.SourceErrors) {
 	t.Helper()
-	errs := NewSourceErrors(zap.NewNop(), time.Hour)
+	errs := collector.NewSourceErrors(zap.NewNop(), time.Hour)
 	b := exposition.NewBuilder()
-	if err := c.Update(context.Background(), NewPoll(b, errs)); err != nil {
+	if err := c.Update(context.Background(), collector.NewPoll(b, errs)); err != nil {
 		t.Fatalf("Update: %v", err)
 	}
 	return b.Snapshot(), errs
@@ -134,11 +133,11 @@ func golden(t *testing.T, name, got string) {
 
 func TestNetdevFixture(t *testing.T) {
 	root := sysfsFixture(t)
-	f, err := NewNameFilter("collector.netdev.device", "", "docker.*")
+	f, err := collector.NewNameFilter("collector.netdev.device", "", "docker.*")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewNetdev(NetdevConfig{SysfsPath: root, Filter: f}, zap.NewNop())
+	c := New(Config{SysfsPath: root, Filter: f}, zap.NewNop())
 	snap, errs := pollOnce(t, c)
 	golden(t, "netdev.prom", snap.String())
 	if got, want := snap.Devices(), 3; got != want {
@@ -164,7 +163,7 @@ func TestNetdevRealSysfs(t *testing.T) {
 	if _, err := os.Stat("/sys/class/net/lo"); err != nil {
 		t.Skipf("no sysfs: %v", err) // not Linux with sysfs; nothing to compare against
 	}
-	c := NewNetdev(NetdevConfig{SysfsPath: "/sys"}, zap.NewNop())
+	c := New(Config{SysfsPath: "/sys"}, zap.NewNop())
 	snap, errs := pollOnce(t, c)
 	out := snap.String()
 	mtu, err := os.ReadFile("/sys/class/net/lo/mtu")
@@ -205,58 +204,22 @@ func TestNetdevRealSysfs(t *testing.T) {
 }
 
 func TestNetdevMissingSysfsFails(t *testing.T) {
-	c := NewNetdev(NetdevConfig{SysfsPath: filepath.Join(t.TempDir(), "nope")}, zap.NewNop())
-	err := c.Update(context.Background(), NewPoll(exposition.NewBuilder(), nil))
+	c := New(Config{SysfsPath: filepath.Join(t.TempDir(), "nope")}, zap.NewNop())
+	err := c.Update(context.Background(), collector.NewPoll(exposition.NewBuilder(), nil))
 	if err == nil || !strings.Contains(err.Error(), "listing network interfaces") {
 		t.Errorf("err = %v, want a listing error", err)
 	}
 }
 
-func TestParsePCIeSpeed(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    float64
-		ok      bool
-		wantErr bool
-	}{
-		{"32.0 GT/s PCIe", 32, true, false},
-		{"16 GT/s", 16, true, false},
-		{"2.5 GT/s PCIe", 2.5, true, false},
-		{"Unknown", 0, false, false},
-		{"Unknown speed", 0, false, false},
-		{"", 0, false, false},
-		{"fast", 0, false, true},
-		{"-1 GT/s", 0, false, true},
-	}
-	for _, tt := range tests {
-		got, ok, err := sysfs.ParsePCIeSpeed(tt.in)
-		if got != tt.want || ok != tt.ok || (err != nil) != tt.wantErr {
-			t.Errorf("sysfs.ParsePCIeSpeed(%q) = %v, %v, %v; want %v, %v, err %v", tt.in, got, ok, err, tt.want, tt.ok, tt.wantErr)
-		}
-	}
-}
-
-func FuzzParsePCIeSpeed(f *testing.F) {
-	for _, s := range []string{"32.0 GT/s PCIe", "Unknown", "8 GT/s", "", "1e400 GT/s", "NaN GT/s"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		v, ok, err := sysfs.ParsePCIeSpeed(s)
-		if ok && (err != nil || v < 0 || v != v) {
-			t.Fatalf("sysfs.ParsePCIeSpeed(%q) = %v, %v, %v", s, v, ok, err)
-		}
-	})
-}
-
 func BenchmarkNetdevPoll(b *testing.B) {
 	root := sysfsFixture(b)
-	c := NewNetdev(NetdevConfig{SysfsPath: root}, zap.NewNop())
-	errs := NewSourceErrors(zap.NewNop(), time.Hour)
+	c := New(Config{SysfsPath: root}, zap.NewNop())
+	errs := collector.NewSourceErrors(zap.NewNop(), time.Hour)
 	bld := exposition.NewBuilder()
 	b.ReportAllocs()
 	for b.Loop() {
 		bld.Reset()
-		if err := c.Update(context.Background(), NewPoll(bld, errs)); err != nil {
+		if err := c.Update(context.Background(), collector.NewPoll(bld, errs)); err != nil {
 			b.Fatal(err)
 		}
 		_ = bld.Snapshot()
