@@ -16,6 +16,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/ethtool"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/collector/infiniband"
 	"github.com/nic-exporter/nic_exporter/collector/netdev"
 	"github.com/nic-exporter/nic_exporter/collector/scrape"
 	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
@@ -86,7 +87,7 @@ func largeCollectors(b *testing.B) []*runner {
 	}
 	cs := []collector.Collector{
 		netdev.New(netdev.Config{SysfsPath: l.Sysfs}, zap.NewNop()),
-		collector.NewInfiniBand(collector.InfiniBandConfig{SysfsPath: l.Sysfs}, zap.NewNop()),
+		infiniband.New(infiniband.Config{SysfsPath: l.Sysfs}, zap.NewNop()),
 		eth,
 		collector.NewVMA(collector.VMAConfig{Dirs: []string{l.VMA}, Liveness: c.VMALiveness()}, zap.NewNop()),
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/ethtool"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/collector/infiniband"
 	"github.com/nic-exporter/nic_exporter/collector/netdev"
 	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
 	"github.com/nic-exporter/nic_exporter/vmastats"
@@ -237,7 +238,7 @@ func TestSmallHostInfiniBand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := poll(t, collector.NewInfiniBand(collector.InfiniBandConfig{SysfsPath: l.Sysfs}, zap.NewNop()))
+	snap := poll(t, infiniband.New(infiniband.Config{SysfsPath: l.Sysfs}, zap.NewNop()))
 	if got := snap.Devices(); got != c.IBPorts {
 		t.Errorf("infiniband found %d devices, want %d", got, c.IBPorts)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/ethtool"
+	"github.com/nic-exporter/nic_exporter/collector/infiniband"
 	"github.com/nic-exporter/nic_exporter/collector/netdev"
 	"github.com/nic-exporter/nic_exporter/internal/demo"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
@@ -89,7 +90,7 @@ func collectorSpecs() []collectorSpec {
 				// The demo host's tree includes /sys/class/infiniband, so
 				// env.sysfs serves both the real and the demo source.
 				return func(env sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {
-					return collector.NewInfiniBand(collector.InfiniBandConfig{SysfsPath: env.sysfs, Filter: f}, log), nil
+					return infiniband.New(infiniband.Config{SysfsPath: env.sysfs, Filter: f}, log), nil
 				}
 			},
 		},

@@ -1,4 +1,4 @@
-package ibkernel_test
+package infiniband_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/collector/infiniband"
 	"github.com/nic-exporter/nic_exporter/internal/testenv/guest"
 )
 
@@ -113,7 +114,7 @@ func poll(t *testing.T, include, exclude string, fsys fs.FS) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := collector.NewInfiniBand(collector.InfiniBandConfig{SysfsPath: "/sys", Filter: f, FS: fsys}, zap.NewNop())
+	c := infiniband.New(infiniband.Config{SysfsPath: "/sys", Filter: f, FS: fsys}, zap.NewNop())
 	errs := collector.NewSourceErrors(zap.NewNop(), time.Hour)
 	b := exposition.NewBuilder()
 	if err := c.Update(context.Background(), collector.NewPoll(b, errs)); err != nil {

@@ -1,4 +1,4 @@
-package collector_test
+package infiniband_test
 
 import (
 	"context"
@@ -17,15 +17,11 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/collector/infiniband"
 	"github.com/nic-exporter/nic_exporter/internal/demo"
 )
 
-// updateGolden reports whether -update was given; the flag itself is
-// defined by the package's internal tests, which share this test binary.
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // recordFS serves a fixture tree through os.DirFS, records every name the
 // collector touches, and turns files whose content is "!errno NAME" into
@@ -132,7 +128,7 @@ func (f *failingFile) Close() error { return nil }
 // fixture extracts the fixture tree and returns the sysfs root.
 func fixture(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "infiniband", "host.txtar"))
+	data, err := os.ReadFile(filepath.Join("testdata", "host.txtar"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,13 +161,13 @@ func newIB(t *testing.T, sysfs string, fsys fs.FS, include, exclude string) coll
 	if err != nil {
 		t.Fatal(err)
 	}
-	return collector.NewInfiniBand(collector.InfiniBandConfig{SysfsPath: sysfs, Filter: f, FS: fsys}, zap.NewNop())
+	return infiniband.New(infiniband.Config{SysfsPath: sysfs, Filter: f, FS: fsys}, zap.NewNop())
 }
 
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "infiniband", name)
-	if updateGolden() {
+	path := filepath.Join("testdata", name)
+	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -488,7 +484,7 @@ func TestInfiniBandDemo(t *testing.T) {
 // devices, five ports, about 150 series) on the real file system, the way the
 // collector reads /sys.
 func BenchmarkInfiniBandPoll(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join("testdata", "infiniband", "host.txtar"))
+	data, err := os.ReadFile(filepath.Join("testdata", "host.txtar"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -511,7 +507,7 @@ func BenchmarkInfiniBandPoll(b *testing.B) {
 		b.Fatal(err)
 	}
 	f, _ := collector.NewNameFilter("collector.infiniband.device", "", "")
-	c := collector.NewInfiniBand(collector.InfiniBandConfig{SysfsPath: filepath.Join(root, "sys"), Filter: f}, zap.NewNop())
+	c := infiniband.New(infiniband.Config{SysfsPath: filepath.Join(root, "sys"), Filter: f}, zap.NewNop())
 	errs := collector.NewSourceErrors(zap.NewNop(), time.Hour)
 	bld := exposition.NewBuilder()
 	b.ReportAllocs()

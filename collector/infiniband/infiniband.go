@@ -1,4 +1,4 @@
-package collector
+package infiniband
 
 import (
 	"context"
@@ -14,16 +14,17 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
-// InfiniBandConfig configures the infiniband collector.
-type InfiniBandConfig struct {
+// Config configures the infiniband collector.
+type Config struct {
 	// SysfsPath is the sysfs mount point, normally /sys.
 	SysfsPath string
 	// Filter selects RDMA devices (mlx5_0, rxe0, ...) by name; it is
 	// applied before any file of a device is opened.
-	Filter NameFilter
+	Filter collector.NameFilter
 	// FS, when set, replaces the file system rooted at SysfsPath; paths are
 	// relative to the sysfs root ("class/infiniband/mlx5_0/fw_ver"). Tests
 	// use it to count opens and to inject read errors. SysfsPath still
@@ -31,7 +32,7 @@ type InfiniBandConfig struct {
 	FS fs.FS
 }
 
-// InfiniBand exports RDMA devices from /sys/class/infiniband: device
+// Collector exports RDMA devices from /sys/class/infiniband: device
 // identity, port state, physical state, rate, link layer, LIDs, the
 // network interfaces the ports back, the IBA port counters and the
 // drivers' hw_counters.
@@ -45,24 +46,24 @@ type InfiniBandConfig struct {
 // logs), reads every file of every port, and does not read device-level
 // hw_counters, LIDs or the ports' network interfaces. The package
 // documentation of internal/sysfs has the details.
-type InfiniBand struct {
-	cfg         InfiniBandConfig
+type Collector struct {
+	cfg         Config
 	fsys        fs.FS
 	log         *zap.Logger
 	unsupported *sysfs.UnsupportedSet
 }
 
-// NewInfiniBand returns an infiniband collector.
-func NewInfiniBand(cfg InfiniBandConfig, log *zap.Logger) *InfiniBand {
+// New returns an infiniband collector.
+func New(cfg Config, log *zap.Logger) *Collector {
 	fsys := cfg.FS
 	if fsys == nil {
 		fsys = os.DirFS(cfg.SysfsPath)
 	}
-	return &InfiniBand{cfg: cfg, fsys: fsys, log: log, unsupported: sysfs.NewUnsupportedSet()}
+	return &Collector{cfg: cfg, fsys: fsys, log: log, unsupported: sysfs.NewUnsupportedSet()}
 }
 
 // Name implements Collector.
-func (*InfiniBand) Name() string { return "infiniband" }
+func (*Collector) Name() string { return "infiniband" }
 
 const ibClassDir = "class/infiniband"
 
@@ -100,11 +101,11 @@ type ibValue struct {
 }
 
 // Update implements Collector.
-func (c *InfiniBand) Update(ctx context.Context, p *Poll) error {
+func (c *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	entries, err := fs.ReadDir(c.fsys, ibClassDir)
 	if err != nil {
 		if sysfs.IsNotExist(err) {
-			return fmt.Errorf("%s: %w", c.abs(ibClassDir), ErrNoSource)
+			return fmt.Errorf("%s: %w", c.abs(ibClassDir), collector.ErrNoSource)
 		}
 		return fmt.Errorf("listing RDMA devices: %w", err)
 	}
@@ -144,7 +145,7 @@ func (c *InfiniBand) Update(ctx context.Context, p *Poll) error {
 
 // abs returns the host path of a path relative to the sysfs root, for
 // error messages and log keys.
-func (c *InfiniBand) abs(rel string) string {
+func (c *Collector) abs(rel string) string {
 	return filepath.Join(c.cfg.SysfsPath, filepath.FromSlash(rel))
 }
 
@@ -152,8 +153,8 @@ func (c *InfiniBand) abs(rel string) string {
 // absences are silent; unsupported files are reported once and remembered;
 // a file that is gone because its device or port is gone sets vanished.
 type ibReader struct {
-	c        *InfiniBand
-	p        *Poll
+	c        *Collector
+	p        *collector.Poll
 	identity string
 	devDir   string
 	buf      []byte // one page, reused for every read of the poll
@@ -217,7 +218,7 @@ func (r *ibReader) counter(rel string) (uint64, bool, error) {
 	return v, true, nil
 }
 
-func (c *InfiniBand) readDevice(name string, p *Poll, buf []byte) (*ibDevice, string, error) {
+func (c *Collector) readDevice(name string, p *collector.Poll, buf []byte) (*ibDevice, string, error) {
 	devDir := path.Join(ibClassDir, name)
 	dev := &ibDevice{name: name}
 	r := &ibReader{c: c, p: p, devDir: devDir, identity: name, buf: buf}
@@ -288,7 +289,7 @@ func (c *InfiniBand) readDevice(name string, p *Poll, buf []byte) (*ibDevice, st
 	return dev, r.identity, nil
 }
 
-func (c *InfiniBand) readPort(r *ibReader, num string, nports int) (*ibPort, error) {
+func (c *Collector) readPort(r *ibReader, num string, nports int) (*ibPort, error) {
 	dir := path.Join("ports", num)
 	pt := &ibPort{num: num}
 	var verr error
@@ -470,7 +471,7 @@ func (r *ibReader) netdevs(pt *ibPort, nports int) ([]string, error) {
 }
 
 // emitIBDevice adds the series of one device.
-func emitIBDevice(p *Poll, d *ibDevice) {
+func emitIBDevice(p *collector.Poll, d *ibDevice) {
 	p.Add(ibInfo, 1, d.name, d.hcaType, d.boardID, d.fwVer, d.nodeGUID, d.pciAddress)
 	for _, pt := range d.ports {
 		sysfs.AddOpt(p, ibPortState, pt.state, d.name, pt.num)

@@ -1,4 +1,4 @@
-package collector
+package infiniband
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
@@ -33,8 +34,8 @@ func TestParseIBState(t *testing.T) {
 		if (err == nil) != tc.ok || num != tc.num || name != tc.name {
 			t.Errorf("parseIBState(%q) = %d, %q, %v; want %d, %q, ok=%v", tc.in, num, name, err, tc.num, tc.name, tc.ok)
 		}
-		if err != nil && Reason(err) != "parse" {
-			t.Errorf("parseIBState(%q) error reason %q, want parse", tc.in, Reason(err))
+		if err != nil && collector.Reason(err) != "parse" {
+			t.Errorf("parseIBState(%q) error reason %q, want parse", tc.in, collector.Reason(err))
 		}
 	}
 }
@@ -88,8 +89,8 @@ func TestParseIBCounter(t *testing.T) {
 			t.Errorf("parseIBCounter(%q) = %d, %v; want %d, ok=%v, unsupported=%v", tc.in, got, err, tc.want, tc.ok, tc.unsupported)
 		}
 	}
-	if _, err := parseIBCounter("N/A (no PMA)"); !errors.Is(err, syscall.EOPNOTSUPP) || Reason(err) != "eopnotsupp" {
-		t.Errorf("no PMA error %v has reason %q, want eopnotsupp", err, Reason(err))
+	if _, err := parseIBCounter("N/A (no PMA)"); !errors.Is(err, syscall.EOPNOTSUPP) || collector.Reason(err) != "eopnotsupp" {
+		t.Errorf("no PMA error %v has reason %q, want eopnotsupp", err, collector.Reason(err))
 	}
 }
 
@@ -177,7 +178,7 @@ func FuzzParseIBCounter(f *testing.F) {
 			if v != 0 {
 				t.Errorf("parseIBCounter(%q) = %d with error %v", s, v, err)
 			}
-			if r := Reason(err); r != "parse" && r != "eopnotsupp" {
+			if r := collector.Reason(err); r != "parse" && r != "eopnotsupp" {
 				t.Errorf("parseIBCounter(%q) error reason %q", s, r)
 			}
 		}
