@@ -19,6 +19,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector/infiniband"
 	"github.com/nic-exporter/nic_exporter/collector/netdev"
 	"github.com/nic-exporter/nic_exporter/collector/scrape"
+	"github.com/nic-exporter/nic_exporter/collector/vma"
 	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 )
@@ -89,7 +90,7 @@ func largeCollectors(b *testing.B) []*runner {
 		netdev.New(netdev.Config{SysfsPath: l.Sysfs}, zap.NewNop()),
 		infiniband.New(infiniband.Config{SysfsPath: l.Sysfs}, zap.NewNop()),
 		eth,
-		collector.NewVMA(collector.VMAConfig{Dirs: []string{l.VMA}, Liveness: c.VMALiveness()}, zap.NewNop()),
+		vma.New(vma.Config{Dirs: []string{l.VMA}, Liveness: c.VMALiveness()}, zap.NewNop()),
 	}
 	out := make([]*runner, len(cs))
 	for i, c := range cs {

@@ -17,6 +17,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/collector/infiniband"
 	"github.com/nic-exporter/nic_exporter/collector/netdev"
+	"github.com/nic-exporter/nic_exporter/collector/vma"
 	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
 	"github.com/nic-exporter/nic_exporter/vmastats"
 )
@@ -326,7 +327,7 @@ func TestSmallHostVMA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := collector.NewVMA(collector.VMAConfig{Dirs: []string{l.VMA}, Liveness: c.VMALiveness()}, zap.NewNop())
+	v := vma.New(vma.Config{Dirs: []string{l.VMA}, Liveness: c.VMALiveness()}, zap.NewNop())
 	snap := poll(t, v)
 	if got := count(snap, "nic_vma_process_info"); got != c.VMAProcesses {
 		t.Errorf("nic_vma_process_info: %d series, want %d\n%s", got, c.VMAProcesses, snap)

@@ -12,6 +12,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector/ethtool"
 	"github.com/nic-exporter/nic_exporter/collector/infiniband"
 	"github.com/nic-exporter/nic_exporter/collector/netdev"
+	"github.com/nic-exporter/nic_exporter/collector/vma"
 	"github.com/nic-exporter/nic_exporter/internal/demo"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
@@ -107,12 +108,12 @@ func collectorSpecs() []collectorSpec {
 				app.Flag("collector.vma.stats-dir", "Directory holding libvma's vmastat.<pid> files (VMA_STATS_SHMEM_DIR); repeat for several.").Default("/tmp").StringsVar(&dirs)
 				app.Flag("collector.vma.per-socket", "Also export per-socket VMA series (labels fd, protocol, local, remote); sockets churn, so this is off by default.").BoolVar(&perSocket)
 				return func(env sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {
-					cfg := collector.VMAConfig{Dirs: dirs, ProcPath: env.procfs, PerSocket: perSocket, Filter: f}
+					cfg := vma.Config{Dirs: dirs, ProcPath: env.procfs, PerSocket: perSocket, Filter: f}
 					if env.demo != nil {
 						cfg.Dirs = []string{env.demo.VMADir()}
 						cfg.Liveness = env.demo.VMALiveness()
 					}
-					return collector.NewVMA(cfg, log), nil
+					return vma.New(cfg, log), nil
 				}
 			},
 		},

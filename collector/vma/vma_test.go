@@ -1,4 +1,4 @@
-package collector
+package vma
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 	"github.com/nic-exporter/nic_exporter/vmastats"
@@ -97,17 +98,17 @@ func get(t *testing.T, samples []sample, name string, kv ...string) float64 {
 	return found[0]
 }
 
-func poll(t *testing.T, c Collector) (string, *SourceErrors, error) {
+func poll(t *testing.T, c collector.Collector) (string, *collector.SourceErrors, error) {
 	t.Helper()
 	b := exposition.NewBuilder()
-	errs := NewSourceErrors(zap.NewNop(), time.Hour)
-	err := c.Update(context.Background(), NewPoll(b, errs))
+	errs := collector.NewSourceErrors(zap.NewNop(), time.Hour)
+	err := c.Update(context.Background(), collector.NewPoll(b, errs))
 	return b.Snapshot().String(), errs, err
 }
 
 func sharedVMADir(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "vma"))
+	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "vma"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +182,7 @@ func TestVMAGoldenMatchesVMAStats(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, vmastats.FilePrefix+strconv.Itoa(tc.pid)), data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			c := NewVMA(VMAConfig{Dirs: []string{dir}, PerSocket: true, Settle: time.Nanosecond,
+			c := New(Config{Dirs: []string{dir}, PerSocket: true, Settle: time.Nanosecond,
 				Liveness: fixedLiveness{vmastats.Process{PID: tc.pid, Comm: "gen_golden", StartTicks: 1}}}, zap.NewNop())
 			text, _, err := poll(t, c)
 			if err != nil {
@@ -381,10 +382,10 @@ func TestVMAGoldenMatchesVMAStats(t *testing.T) {
 }
 
 func TestVMANoDirectory(t *testing.T) {
-	c := NewVMA(VMAConfig{Dirs: []string{filepath.Join(t.TempDir(), "none")}}, zap.NewNop())
+	c := New(Config{Dirs: []string{filepath.Join(t.TempDir(), "none")}}, zap.NewNop())
 	_, _, err := poll(t, c)
-	if !errors.Is(err, ErrNoSource) {
-		t.Errorf("missing directory: %v, want ErrNoSource", err)
+	if !errors.Is(err, collector.ErrNoSource) {
+		t.Errorf("missing directory: %v, want collector.ErrNoSource", err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package collector
+package vma
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/vmastats"
 )
 
@@ -143,7 +144,7 @@ func TestVMALiveProcess(t *testing.T) {
 	}
 	pid := strconv.Itoa(cmd.Process.Pid)
 
-	c := NewVMA(VMAConfig{Dirs: []string{dir}, ProcPath: "/proc", PerSocket: true}, zap.NewNop())
+	c := New(Config{Dirs: []string{dir}, ProcPath: "/proc", PerSocket: true}, zap.NewNop())
 	wantTotals := []float64{0xFFFFFF00 + 100, 0xFFFFFF00 + 0x200 + 100, 0xFFFFFF00 + 0x300 + 100 + 5}
 	wantSockets := []float64{2, 1, 2}
 	var last float64
@@ -238,7 +239,7 @@ func TestVMAFileStates(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, vmastats.FilePrefix+strconv.Itoa(dead.Process.Pid)), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := NewVMA(VMAConfig{Dirs: []string{dir, filepath.Join(dir, "absent")}}, zap.NewNop())
+	c := New(Config{Dirs: []string{dir, filepath.Join(dir, "absent")}}, zap.NewNop())
 	text, errs, err := poll(t, c)
 	if err != nil {
 		t.Fatal(err)
@@ -271,7 +272,7 @@ func TestVMAProcessRestartResets(t *testing.T) {
 	}
 	defer pub.Close()
 	live := &fixedLiveness{vmastats.Process{PID: 4242, Comm: "app", StartTicks: 1}}
-	c := NewVMA(VMAConfig{Dirs: []string{dir}, Liveness: live, Settle: time.Nanosecond}, zap.NewNop())
+	c := New(Config{Dirs: []string{dir}, Liveness: live, Settle: time.Nanosecond}, zap.NewNop())
 	total := func() float64 {
 		text, _, err := poll(t, c)
 		if err != nil {
@@ -307,11 +308,11 @@ func TestVMAFilterSkipsBeforeReading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := NewNameFilter("collector.vma.device", "", regexp.QuoteMeta(strings.TrimSpace(string(comm))))
+	f, err := collector.NewNameFilter("collector.vma.device", "", regexp.QuoteMeta(strings.TrimSpace(string(comm))))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewVMA(VMAConfig{Dirs: []string{dir}, Filter: f}, zap.NewNop())
+	c := New(Config{Dirs: []string{dir}, Filter: f}, zap.NewNop())
 	text, _, err := poll(t, c)
 	if err != nil {
 		t.Fatal(err)
@@ -320,7 +321,7 @@ func TestVMAFilterSkipsBeforeReading(t *testing.T) {
 		t.Errorf("excluded process was read (reader_counter %d):\n%s", pub.ReaderCounter(), text)
 	}
 	// Without the filter it is read.
-	c = NewVMA(VMAConfig{Dirs: []string{dir}}, zap.NewNop())
+	c = New(Config{Dirs: []string{dir}}, zap.NewNop())
 	if text, _, err = poll(t, c); err != nil || !strings.Contains(text, "nic_vma_process_info") || pub.ReaderCounter() != 1 {
 		t.Errorf("unfiltered: %v, reader_counter %d", err, pub.ReaderCounter())
 	}
@@ -335,7 +336,7 @@ func TestVMAKeepsTotalsThroughABadPoll(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pub.Close()
-	c := NewVMA(VMAConfig{Dirs: []string{dir}, Settle: time.Nanosecond,
+	c := New(Config{Dirs: []string{dir}, Settle: time.Nanosecond,
 		Liveness: fixedLiveness{vmastats.Process{PID: 4242, Comm: "app", StartTicks: 1}}}, zap.NewNop())
 	total := func() (float64, bool) {
 		text, _, err := poll(t, c)
@@ -411,7 +412,7 @@ func TestVMAOneFilePerProcess(t *testing.T) {
 		}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := NewVMA(VMAConfig{Dirs: tc.dirs(t), Settle: time.Nanosecond}, zap.NewNop())
+			c := New(Config{Dirs: tc.dirs(t), Settle: time.Nanosecond}, zap.NewNop())
 			for i := 0; i < 2; i++ {
 				text, _, err := poll(t, c)
 				if err != nil {
@@ -462,7 +463,7 @@ func TestVMANoDuplicateSeriesFromOneFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pub.Close()
-	c := NewVMA(VMAConfig{Dirs: []string{dir}, Settle: time.Nanosecond, PerSocket: true,
+	c := New(Config{Dirs: []string{dir}, Settle: time.Nanosecond, PerSocket: true,
 		Liveness: fixedLiveness{vmastats.Process{PID: 4242, Comm: "app", StartTicks: 1}}}, zap.NewNop())
 	text, _, err := poll(t, c)
 	if err != nil {
@@ -506,7 +507,7 @@ func TestVMAReinitializedFileResets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pub.Close()
-	c := NewVMA(VMAConfig{Dirs: []string{dir}, Settle: time.Nanosecond,
+	c := New(Config{Dirs: []string{dir}, Settle: time.Nanosecond,
 		Liveness: fixedLiveness{vmastats.Process{PID: 4242, Comm: "app", StartTicks: 1}}}, zap.NewNop())
 	totals := func() (float64, float64) {
 		t.Helper()

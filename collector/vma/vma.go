@@ -1,4 +1,4 @@
-package collector
+package vma
 
 import (
 	"context"
@@ -10,12 +10,13 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/vmastats"
 )
 
-// VMAConfig configures the vma collector.
-type VMAConfig struct {
+// Config configures the vma collector.
+type Config struct {
 	// Dirs are the directories searched for vmastat.<pid> files
 	// (libvma's VMA_STATS_SHMEM_DIR, default /tmp).
 	Dirs []string
@@ -26,7 +27,7 @@ type VMAConfig struct {
 	PerSocket bool
 	// Filter selects processes by comm; it is applied after the writer
 	// is verified in procfs and before the file is opened for reading.
-	Filter NameFilter
+	Filter collector.NameFilter
 	// Liveness verifies writers. Nil means procfs at ProcPath; the demo
 	// host injects its own because its application is simulated.
 	Liveness vmastats.Liveness
@@ -35,12 +36,12 @@ type VMAConfig struct {
 	Settle time.Duration
 }
 
-// VMA exports the statistics that NVIDIA VMA (libvma) publishes per
+// Collector exports the statistics that NVIDIA VMA (libvma) publishes per
 // accelerated process, as vma_stats shows them. It performs libvma's
 // reader handshake on every poll: without it libvma stops copying its
 // counters into the file about 10 s after the last reader.
-type VMA struct {
-	cfg VMAConfig
+type Collector struct {
+	cfg Config
 	log *zap.Logger
 
 	mu    sync.Mutex
@@ -48,8 +49,8 @@ type VMA struct {
 	procs map[string]*vmaProc // by file path
 }
 
-// NewVMA returns a vma collector.
-func NewVMA(cfg VMAConfig, log *zap.Logger) *VMA {
+// New returns a vma collector.
+func New(cfg Config, log *zap.Logger) *Collector {
 	if len(cfg.Dirs) == 0 {
 		cfg.Dirs = []string{"/tmp"}
 	}
@@ -62,11 +63,11 @@ func NewVMA(cfg VMAConfig, log *zap.Logger) *VMA {
 	if cfg.Settle == 0 {
 		cfg.Settle = 20 * time.Millisecond
 	}
-	return &VMA{cfg: cfg, log: log, procs: make(map[string]*vmaProc)}
+	return &Collector{cfg: cfg, log: log, procs: make(map[string]*vmaProc)}
 }
 
 // Name implements Collector.
-func (*VMA) Name() string { return "vma" }
+func (*Collector) Name() string { return "vma" }
 
 // File states of nic_vma_files.
 const (
@@ -213,10 +214,10 @@ type vmaExported struct {
 }
 
 // Update implements Collector.
-func (v *VMA) Update(ctx context.Context, p *Poll) error {
+func (v *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	cands, err := vmastats.Discover(v.cfg.Dirs)
 	if errors.Is(err, vmastats.ErrNoDir) {
-		return fmt.Errorf("%w: %v", ErrNoSource, err)
+		return fmt.Errorf("%w: %v", collector.ErrNoSource, err)
 	}
 	if err != nil {
 		return err
@@ -427,7 +428,7 @@ var vmaSockCounters = func() []vmaSockCounter {
 // tcpStates are lwip's TCP state names.
 var tcpStates = []string{"CLOSED", "LISTEN", "SYN_SENT", "SYN_RCVD", "ESTABLISHED", "FIN_WAIT_1", "FIN_WAIT_2", "CLOSE_WAIT", "CLOSING", "LAST_ACK", "TIME_WAIT"}
 
-func renderVMA(p *Poll, l *vmastats.Loaded, st *vmaProc, perSocket bool) {
+func renderVMA(p *collector.Poll, l *vmastats.Loaded, st *vmaProc, perSocket bool) {
 	s := l.Stats
 	pid, comm, version := strconv.Itoa(l.Process.PID), l.Process.Comm, s.Version()
 	base := []string{pid, comm, version}
@@ -436,7 +437,7 @@ func renderVMA(p *Poll, l *vmastats.Loaded, st *vmaProc, perSocket bool) {
 	}
 
 	p.Add(vmaInfo, 1, with(s.Layout.String())...)
-	p.Add(vmaHandshake, Bool(l.Handshake), base...)
+	p.Add(vmaHandshake, collector.Bool(l.Handshake), base...)
 	if !l.Process.Start.IsZero() {
 		p.Add(vmaStartTime, float64(l.Process.Start.Unix()), base...)
 	}
