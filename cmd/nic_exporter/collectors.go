@@ -9,8 +9,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/applog"
 	"github.com/nic-exporter/nic_exporter/collector/ethtool"
 	"github.com/nic-exporter/nic_exporter/collector/infiniband"
+	"github.com/nic-exporter/nic_exporter/collector/kmsg"
 	"github.com/nic-exporter/nic_exporter/collector/netdev"
 	"github.com/nic-exporter/nic_exporter/collector/vma"
 	"github.com/nic-exporter/nic_exporter/internal/demo"
@@ -167,12 +169,12 @@ func collectorSpecs() []collectorSpec {
 					if err != nil {
 						return nil, fmt.Errorf("--collector.kmsg.rules-file: %w", err)
 					}
-					cfg := collector.KmsgConfig{Open: collector.OpenDevKmsg(*path), Rules: rules, Replay: *replay, Filter: f}
+					cfg := kmsg.Config{Open: kmsg.OpenDevKmsg(*path), Rules: rules, Replay: *replay, Filter: f}
 					if env.demo != nil {
-						cfg.Open = func() (collector.KmsgDevice, error) { return env.demo.OpenKmsg() }
+						cfg.Open = func() (kmsg.Device, error) { return env.demo.OpenKmsg() }
 						cfg.BootTime = env.demo.BootTime()
 					}
-					return collector.NewKmsg(cfg, log), nil
+					return kmsg.New(cfg, log), nil
 				}
 			},
 		},
@@ -190,12 +192,12 @@ func collectorSpecs() []collectorSpec {
 					if err != nil {
 						return nil, fmt.Errorf("--collector.applog.rules-file: %w", err)
 					}
-					cfg := collector.ApplogConfig{Globs: *files, Rules: rules, FromStart: *fromStart, Filter: f}
+					cfg := applog.Config{Globs: *files, Rules: rules, FromStart: *fromStart, Filter: f}
 					if env.demo != nil {
 						// The demo log is written from the demo host's start.
 						cfg.Globs, cfg.FromStart, cfg.TrimPrefix = []string{env.demo.VMALogGlob()}, true, env.demo.Dir()
 					}
-					return collector.NewApplog(cfg, log)
+					return applog.New(cfg, log)
 				}
 			},
 		},

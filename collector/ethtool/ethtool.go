@@ -93,7 +93,7 @@ func New(cfg Config, log *zap.Logger) (*Collector, error) {
 	return e, nil
 }
 
-// Name implements Collector.
+// Name implements collector.Collector.
 func (*Collector) Name() string { return "ethtool" }
 
 var (
@@ -169,7 +169,7 @@ type sumGroup struct {
 	retired uint64
 }
 
-// Update implements Collector.
+// Update implements collector.Collector.
 func (e *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	list, err := e.cfg.Source.Interfaces()
 	if err != nil {

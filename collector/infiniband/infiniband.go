@@ -62,7 +62,7 @@ func New(cfg Config, log *zap.Logger) *Collector {
 	return &Collector{cfg: cfg, fsys: fsys, log: log, unsupported: sysfs.NewUnsupportedSet()}
 }
 
-// Name implements Collector.
+// Name implements collector.Collector.
 func (*Collector) Name() string { return "infiniband" }
 
 const ibClassDir = "class/infiniband"
@@ -100,7 +100,7 @@ type ibValue struct {
 	v       float64
 }
 
-// Update implements Collector.
+// Update implements collector.Collector.
 func (c *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	entries, err := fs.ReadDir(c.fsys, ibClassDir)
 	if err != nil {

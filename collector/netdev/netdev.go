@@ -48,7 +48,7 @@ func New(cfg Config, log *zap.Logger) *Collector {
 	return &Collector{cfg: cfg, log: log, unsupported: sysfs.NewUnsupportedSet()}
 }
 
-// Name implements Collector.
+// Name implements collector.Collector.
 func (*Collector) Name() string { return "netdev" }
 
 // netStat is one file of /sys/class/net/<if>/statistics.
@@ -155,7 +155,7 @@ type pciLink struct {
 	numa               sysfs.Optional
 }
 
-// Update implements Collector.
+// Update implements collector.Collector.
 func (n *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	root := filepath.Join(n.cfg.SysfsPath, "class", "net")
 	entries, err := os.ReadDir(root)

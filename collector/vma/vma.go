@@ -66,7 +66,7 @@ func New(cfg Config, log *zap.Logger) *Collector {
 	return &Collector{cfg: cfg, log: log, procs: make(map[string]*vmaProc)}
 }
 
-// Name implements Collector.
+// Name implements collector.Collector.
 func (*Collector) Name() string { return "vma" }
 
 // File states of nic_vma_files.
@@ -213,7 +213,7 @@ type vmaExported struct {
 	path string
 }
 
-// Update implements Collector.
+// Update implements collector.Collector.
 func (v *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	cands, err := vmastats.Discover(v.cfg.Dirs)
 	if errors.Is(err, vmastats.ErrNoDir) {

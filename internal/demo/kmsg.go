@@ -188,7 +188,7 @@ func (h *Host) OpenKmsg() (*KmsgReader, error) {
 	return &KmsgReader{log: h.klog}, nil
 }
 
-// Read implements the collector's KmsgDevice.
+// Read implements kmsg.Device.
 func (r *KmsgReader) Read(p []byte) (int, error) {
 	l := r.log
 	l.mu.Lock()
@@ -207,14 +207,14 @@ func (r *KmsgReader) Read(p []byte) (int, error) {
 	return copy(p, rec), nil
 }
 
-// Pending implements the collector's KmsgDevice.
+// Pending implements kmsg.Device.
 func (r *KmsgReader) Pending() (bool, error) {
 	r.log.mu.Lock()
 	defer r.log.mu.Unlock()
 	return r.pos < len(r.log.records), nil
 }
 
-// SeekEnd implements the collector's KmsgDevice.
+// SeekEnd implements kmsg.Device.
 func (r *KmsgReader) SeekEnd() error {
 	r.log.mu.Lock()
 	r.pos = len(r.log.records)
@@ -222,7 +222,7 @@ func (r *KmsgReader) SeekEnd() error {
 	return nil
 }
 
-// Close implements the collector's KmsgDevice.
+// Close implements kmsg.Device.
 func (r *KmsgReader) Close() error {
 	r.log.mu.Lock()
 	r.closed = true

@@ -10,7 +10,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/applog"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/collector/kmsg"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
 )
 
@@ -81,8 +83,8 @@ func TestDemoKmsg(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := collector.NewKmsg(collector.KmsgConfig{
-		Open:     func() (collector.KmsgDevice, error) { return h.OpenKmsg() },
+	k := kmsg.New(kmsg.Config{
+		Open:     func() (kmsg.Device, error) { return h.OpenKmsg() },
 		Rules:    rules,
 		Replay:   true,
 		BootTime: h.BootTime(),
@@ -134,7 +136,7 @@ func TestDemoApplog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := collector.NewApplog(collector.ApplogConfig{Globs: []string{h.VMALogGlob()}, Rules: rules, FromStart: true, TrimPrefix: h.Dir()}, zap.NewNop())
+	a, err := applog.New(applog.Config{Globs: []string{h.VMALogGlob()}, Rules: rules, FromStart: true, TrimPrefix: h.Dir()}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,12 @@
-package collector
+package kmsg
 
 import (
 	"bytes"
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/nic-exporter/nic_exporter/collector"
 )
 
 // kmsgRecord is one record of /dev/kmsg (Documentation/ABI/testing/
@@ -37,24 +39,24 @@ func parseKmsgRecord(b []byte) (kmsgRecord, error) {
 	var r kmsgRecord
 	semi := bytes.IndexByte(b, ';')
 	if semi < 0 {
-		return r, fmt.Errorf("kmsg record without ';': %w", ErrParse)
+		return r, fmt.Errorf("kmsg record without ';': %w", collector.ErrParse)
 	}
 	head := b[:semi]
 	fields := bytes.SplitN(head, []byte{','}, 5)
 	if len(fields) < 3 {
-		return r, fmt.Errorf("kmsg record header %q has fewer than 3 fields: %w", head, ErrParse)
+		return r, fmt.Errorf("kmsg record header %q has fewer than 3 fields: %w", head, collector.ErrParse)
 	}
 	prio, err := strconv.ParseUint(string(fields[0]), 10, 32)
 	if err != nil {
-		return r, fmt.Errorf("kmsg record priority %q: %w", fields[0], ErrParse)
+		return r, fmt.Errorf("kmsg record priority %q: %w", fields[0], collector.ErrParse)
 	}
 	r.Level, r.Facility = int(prio&7), int(prio>>3)
 	if r.Seq, err = strconv.ParseUint(string(fields[1]), 10, 64); err != nil {
-		return r, fmt.Errorf("kmsg record sequence %q: %w", fields[1], ErrParse)
+		return r, fmt.Errorf("kmsg record sequence %q: %w", fields[1], collector.ErrParse)
 	}
 	usec, err := strconv.ParseUint(string(fields[2]), 10, 63)
 	if err != nil || usec > uint64(1<<63-1)/uint64(time.Microsecond) {
-		return r, fmt.Errorf("kmsg record timestamp %q: %w", fields[2], ErrParse)
+		return r, fmt.Errorf("kmsg record timestamp %q: %w", fields[2], collector.ErrParse)
 	}
 	r.Since = time.Duration(usec) * time.Microsecond
 	r.Flag = '-'

@@ -1,4 +1,4 @@
-package collector
+package kmsg
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
@@ -68,7 +69,7 @@ func TestParseKmsgRecord(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseKmsgRecord([]byte(tc.in))
 			if tc.bad {
-				if err == nil || Reason(err) != "parse" {
+				if err == nil || collector.Reason(err) != "parse" {
 					t.Fatalf("got %+v, %v; want a parse error", got, err)
 				}
 				return
@@ -185,7 +186,7 @@ func kernelEngine(t testing.TB) *logrules.Engine {
 	return e
 }
 
-func pollText(t *testing.T, c Collector) string {
+func pollText(t *testing.T, c collector.Collector) string {
 	t.Helper()
 	out, err := tryPoll(c)
 	if err != nil {
@@ -194,9 +195,9 @@ func pollText(t *testing.T, c Collector) string {
 	return out
 }
 
-func tryPoll(c Collector) (string, error) {
+func tryPoll(c collector.Collector) (string, error) {
 	b := exposition.NewBuilder()
-	if err := c.Update(context.Background(), NewPoll(b, nil)); err != nil {
+	if err := c.Update(context.Background(), collector.NewPoll(b, nil)); err != nil {
 		return "", err
 	}
 	return b.Snapshot().String(), nil
@@ -204,7 +205,7 @@ func tryPoll(c Collector) (string, error) {
 
 // waitFor polls the collector until every want line is in its output.
 // Only the content is asserted; the generous limit just bounds a hang.
-func waitFor(t *testing.T, c Collector, want ...string) string {
+func waitFor(t *testing.T, c collector.Collector, want ...string) string {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -229,14 +230,14 @@ func waitFor(t *testing.T, c Collector, want ...string) string {
 	}
 }
 
-func runWatch(t *testing.T, k *Kmsg) (published *int32mu, stop func()) {
+func runWatch(t *testing.T, k *Collector) (published *int32mu, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	published = &int32mu{}
 	done := make(chan error, 1)
 	go func() {
-		done <- k.Watch(ctx, func(render func(p *Poll)) {
+		done <- k.Watch(ctx, func(render func(p *collector.Poll)) {
 			b := exposition.NewBuilder()
-			render(NewPoll(b, nil))
+			render(collector.NewPoll(b, nil))
 			published.add()
 		})
 	}()
@@ -273,13 +274,13 @@ func TestKmsgFake(t *testing.T) {
 		// Excluded device.
 		"3,18,5000000,-;mlx5_core 0000:09:00.0: poll_health:801:(pid 0): Fatal error 1 detected",
 	)
-	filter, err := NewNameFilter("collector.kmsg.device", "", "0000:09:.*")
+	filter, err := collector.NewNameFilter("collector.kmsg.device", "", "0000:09:.*")
 	if err != nil {
 		t.Fatal(err)
 	}
 	boot := time.Unix(1700000000, 0)
-	k := NewKmsg(KmsgConfig{
-		Open: func() (KmsgDevice, error) { return dev, nil }, Rules: kernelEngine(t),
+	k := New(Config{
+		Open: func() (Device, error) { return dev, nil }, Rules: kernelEngine(t),
 		Replay: true, Filter: filter, BootTime: boot, PublishInterval: 10 * time.Millisecond,
 	}, zap.NewNop())
 	published, stop := runWatch(t, k)
@@ -316,8 +317,8 @@ func TestKmsgReopen(t *testing.T) {
 	first := newFakeKmsg(records...)
 	first.failAt = 2
 	opens := 0
-	k := NewKmsg(KmsgConfig{
-		Open: func() (KmsgDevice, error) {
+	k := New(Config{
+		Open: func() (Device, error) {
 			opens++
 			if opens == 1 {
 				return first, nil
@@ -326,7 +327,7 @@ func TestKmsgReopen(t *testing.T) {
 		},
 		Rules: kernelEngine(t), Replay: true,
 	}, zap.NewNop())
-	err := k.Watch(context.Background(), func(func(*Poll)) {})
+	err := k.Watch(context.Background(), func(func(*collector.Poll)) {})
 	if !errors.Is(err, syscall.EIO) {
 		t.Fatalf("Watch returned %v, want EIO", err)
 	}
@@ -341,7 +342,7 @@ func TestKmsgReopen(t *testing.T) {
 
 func TestKmsgNoReplay(t *testing.T) {
 	dev := newFakeKmsg("3,1,1,-;ena 0000:00:05.0 ens5: Trigger reset is on")
-	k := NewKmsg(KmsgConfig{Open: func() (KmsgDevice, error) { return dev, nil }, Rules: kernelEngine(t)}, zap.NewNop())
+	k := New(Config{Open: func() (Device, error) { return dev, nil }, Rules: kernelEngine(t)}, zap.NewNop())
 	pollText(t, k) // opens the device and skips what is in it
 	_, stop := runWatch(t, k)
 	dev.add("3,2,2,-;ena 0000:00:05.0 ens5: Reg read32 timeout occurred")
@@ -353,14 +354,14 @@ func TestKmsgNoReplay(t *testing.T) {
 }
 
 func TestKmsgOpenErrors(t *testing.T) {
-	perm := NewKmsg(KmsgConfig{
-		Open: func() (KmsgDevice, error) {
+	perm := New(Config{
+		Open: func() (Device, error) {
 			return nil, &fs.PathError{Op: "open", Path: "/dev/kmsg", Err: syscall.EPERM}
 		},
 		Rules: kernelEngine(t),
 	}, zap.NewNop())
-	err := perm.Update(context.Background(), NewPoll(exposition.NewBuilder(), nil))
-	if err == nil || errors.Is(err, ErrNoSource) || !strings.Contains(err.Error(), "CAP_SYSLOG") {
+	err := perm.Update(context.Background(), collector.NewPoll(exposition.NewBuilder(), nil))
+	if err == nil || errors.Is(err, collector.ErrNoSource) || !strings.Contains(err.Error(), "CAP_SYSLOG") {
 		t.Errorf("permission denied: Update returned %v; want an error naming CAP_SYSLOG", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -369,17 +370,17 @@ func TestKmsgOpenErrors(t *testing.T) {
 		t.Errorf("permission denied: Watch returned %v; want it to wait for the end", err)
 	}
 
-	absent := NewKmsg(KmsgConfig{
-		Open: func() (KmsgDevice, error) {
+	absent := New(Config{
+		Open: func() (Device, error) {
 			return nil, &fs.PathError{Op: "open", Path: "/dev/kmsg", Err: syscall.ENOENT}
 		},
 		Rules: kernelEngine(t),
 	}, zap.NewNop())
-	if err := absent.Update(context.Background(), NewPoll(exposition.NewBuilder(), nil)); !errors.Is(err, ErrNoSource) {
-		t.Errorf("absent device: Update returned %v; want ErrNoSource", err)
+	if err := absent.Update(context.Background(), collector.NewPoll(exposition.NewBuilder(), nil)); !errors.Is(err, collector.ErrNoSource) {
+		t.Errorf("absent device: Update returned %v; want collector.ErrNoSource", err)
 	}
-	if err := absent.Watch(context.Background(), nil); !errors.Is(err, ErrNoSource) {
-		t.Errorf("absent device: Watch returned %v; want ErrNoSource", err)
+	if err := absent.Watch(context.Background(), nil); !errors.Is(err, collector.ErrNoSource) {
+		t.Errorf("absent device: Watch returned %v; want collector.ErrNoSource", err)
 	}
 }
 
@@ -389,7 +390,7 @@ func TestKmsgMaxSeries(t *testing.T) {
 		recs = append(recs, fmt.Sprintf("3,%d,1,-;ena 0000:00:05.0 eth%d: Trigger reset is on", i+1, i))
 	}
 	dev := newFakeKmsg(recs...)
-	k := NewKmsg(KmsgConfig{Open: func() (KmsgDevice, error) { return dev, nil }, Rules: kernelEngine(t), Replay: true, MaxSeries: 3}, zap.NewNop())
+	k := New(Config{Open: func() (Device, error) { return dev, nil }, Rules: kernelEngine(t), Replay: true, MaxSeries: 3}, zap.NewNop())
 	_, stop := runWatch(t, k)
 	out := waitFor(t, k, `nic_kernel_log_dropped_events_total 2`, `nic_kernel_log_records_total 5`)
 	stop()
@@ -421,7 +422,7 @@ func TestKmsgReal(t *testing.T) {
 
 	for _, replay := range []bool{false, true} {
 		t.Run(fmt.Sprintf("replay=%v", replay), func(t *testing.T) {
-			k := NewKmsg(KmsgConfig{Open: OpenDevKmsg("/dev/kmsg"), Rules: kernelEngine(t), Replay: replay, PublishInterval: 20 * time.Millisecond}, zap.NewNop())
+			k := New(Config{Open: OpenDevKmsg("/dev/kmsg"), Rules: kernelEngine(t), Replay: replay, PublishInterval: 20 * time.Millisecond}, zap.NewNop())
 			// The first poll opens the device: without replay it skips the
 			// buffer; with replay it has read the whole buffer, including
 			// the lines the first subtest wrote.
@@ -461,7 +462,7 @@ func TestKmsgReal(t *testing.T) {
 // BenchmarkKmsgRecord measures the cost per kernel log line: parsing the
 // record and matching it against the built-in table.
 func BenchmarkKmsgRecord(b *testing.B) {
-	k := NewKmsg(KmsgConfig{Rules: kernelEngine(b), Replay: true}, zap.NewNop())
+	k := New(Config{Rules: kernelEngine(b), Replay: true}, zap.NewNop())
 	lines := [][]byte{
 		[]byte("6,1,1,-;EXT4-fs (nvme0n1p1): mounted filesystem with ordered data mode. Quota mode: none.\n"),
 		[]byte("6,2,1,-;usb 1-1: new high-speed USB device number 2 using xhci_hcd\n"),
@@ -486,13 +487,13 @@ func BenchmarkKmsgRecord(b *testing.B) {
 // however many polls fail.
 func TestKmsgPermissionRunner(t *testing.T) {
 	core, logs := observer.New(zap.InfoLevel)
-	k := NewKmsg(KmsgConfig{
-		Open: func() (KmsgDevice, error) {
+	k := New(Config{
+		Open: func() (Device, error) {
 			return nil, &fs.PathError{Op: "open", Path: "/dev/kmsg", Err: syscall.EPERM}
 		},
 		Rules: kernelEngine(t),
 	}, zap.New(core))
-	r := NewRunner(k, RunnerConfig{Interval: time.Hour, Timeout: time.Second}, zap.New(core))
+	r := collector.NewRunner(k, collector.RunnerConfig{Interval: time.Hour, Timeout: time.Second}, zap.New(core))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { r.Run(ctx); close(done) }()
@@ -522,8 +523,8 @@ func TestKmsgPermissionRunner(t *testing.T) {
 // with 0 the kernel lets anyone read the log and it must work.
 func TestKmsgRealNoPrivilege(t *testing.T) {
 	if os.Getenv("NIC_EXPORTER_KMSG_CHILD") == "1" {
-		k := NewKmsg(KmsgConfig{Open: OpenDevKmsg("/dev/kmsg"), Rules: kernelEngine(t)}, zap.NewNop())
-		err := k.Update(context.Background(), NewPoll(exposition.NewBuilder(), nil))
+		k := New(Config{Open: OpenDevKmsg("/dev/kmsg"), Rules: kernelEngine(t)}, zap.NewNop())
+		err := k.Update(context.Background(), collector.NewPoll(exposition.NewBuilder(), nil))
 		fmt.Printf("UPDATE-ERROR: %v\n", err)
 		return
 	}

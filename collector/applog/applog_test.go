@@ -1,4 +1,4 @@
-package collector
+package applog
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
 )
@@ -26,13 +27,13 @@ const (
 	vmaInfoLine = "VMA INFO: VMA_VERSION: 9.8.84-1 Release built on Oct 1 2024\n"
 )
 
-func newTestApplog(t *testing.T, fromStart bool, globs ...string) *Applog {
+func newTestApplog(t *testing.T, fromStart bool, globs ...string) *Collector {
 	t.Helper()
 	e, err := logrules.Compile(logrules.VMARules())
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := NewApplog(ApplogConfig{Globs: globs, Rules: e, FromStart: fromStart}, zap.NewNop())
+	a, err := New(Config{Globs: globs, Rules: e, FromStart: fromStart}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,14 +134,14 @@ func TestApplogFromStart(t *testing.T) {
 
 func TestApplogNoSource(t *testing.T) {
 	a := newTestApplog(t, false)
-	if err := a.Update(context.Background(), NewPoll(exposition.NewBuilder(), nil)); !errors.Is(err, ErrNoSource) {
-		t.Errorf("no globs: %v, want ErrNoSource", err)
+	if err := a.Update(context.Background(), collector.NewPoll(exposition.NewBuilder(), nil)); !errors.Is(err, collector.ErrNoSource) {
+		t.Errorf("no globs: %v, want collector.ErrNoSource", err)
 	}
 	a = newTestApplog(t, false, filepath.Join(t.TempDir(), "*.log"))
-	if err := a.Update(context.Background(), NewPoll(exposition.NewBuilder(), nil)); !errors.Is(err, ErrNoSource) {
-		t.Errorf("no files: %v, want ErrNoSource", err)
+	if err := a.Update(context.Background(), collector.NewPoll(exposition.NewBuilder(), nil)); !errors.Is(err, collector.ErrNoSource) {
+		t.Errorf("no files: %v, want collector.ErrNoSource", err)
 	}
-	if _, err := NewApplog(ApplogConfig{Globs: []string{"[unclosed"}}, zap.NewNop()); err == nil {
+	if _, err := New(Config{Globs: []string{"[unclosed"}}, zap.NewNop()); err == nil {
 		t.Error("a bad glob must be a startup error")
 	}
 }
@@ -155,10 +156,10 @@ func TestApplogUnreadable(t *testing.T) {
 	}
 	log := filepath.Join(dir, "vma.log")
 	appendFile(t, log, vmaMemlock)
-	errs := NewSourceErrors(zap.NewNop(), 0)
+	errs := collector.NewSourceErrors(zap.NewNop(), 0)
 	a := newTestApplog(t, true, filepath.Join(dir, "*.log"))
 	b := exposition.NewBuilder()
-	if err := a.Update(context.Background(), NewPoll(b, errs)); err != nil {
+	if err := a.Update(context.Background(), collector.NewPoll(b, errs)); err != nil {
 		t.Fatal(err)
 	}
 	if c := errs.Counts(); len(c) != 1 {
@@ -309,11 +310,11 @@ func TestApplogSkipsNonRegularFiles(t *testing.T) {
 	}
 	log := filepath.Join(dir, "vma.log")
 	appendFile(t, log, vmaMemlock)
-	errs := NewSourceErrors(zap.NewNop(), 0)
+	errs := collector.NewSourceErrors(zap.NewNop(), 0)
 	a := newTestApplog(t, true, filepath.Join(dir, "*.log"))
 	b := exposition.NewBuilder()
 	done := make(chan error, 1)
-	go func() { done <- a.Update(context.Background(), NewPoll(b, errs)) }()
+	go func() { done <- a.Update(context.Background(), collector.NewPoll(b, errs)) }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -328,4 +329,21 @@ func TestApplogSkipsNonRegularFiles(t *testing.T) {
 	wantSeries(t, b.Snapshot().String(), map[string]string{
 		fmt.Sprintf(`nic_app_log_events_total{file=%q,event="vma_memlock_limit"}`, log): "1",
 	})
+}
+
+func pollText(t *testing.T, c collector.Collector) string {
+	t.Helper()
+	out, err := tryPoll(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func tryPoll(c collector.Collector) (string, error) {
+	b := exposition.NewBuilder()
+	if err := c.Update(context.Background(), collector.NewPoll(b, nil)); err != nil {
+		return "", err
+	}
+	return b.Snapshot().String(), nil
 }

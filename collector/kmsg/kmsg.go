@@ -1,4 +1,4 @@
-package collector
+package kmsg
 
 import (
 	"context"
@@ -16,13 +16,14 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
 )
 
-// KmsgDevice is the kernel log as /dev/kmsg presents it. The demo host
+// Device is the kernel log as /dev/kmsg presents it. The demo host
 // implements it with a fake kernel buffer.
-type KmsgDevice interface {
+type Device interface {
 	// Read reads exactly one record into p, blocking until one is
 	// available. It returns an error wrapping syscall.EPIPE when records
 	// were overwritten before they could be read; the next Read goes on
@@ -37,13 +38,13 @@ type KmsgDevice interface {
 	Close() error
 }
 
-// KmsgOpener opens the kernel log.
-type KmsgOpener func() (KmsgDevice, error)
+// Opener opens the kernel log.
+type Opener func() (Device, error)
 
-// OpenDevKmsg returns a KmsgOpener for the character device at path,
+// OpenDevKmsg returns a Opener for the character device at path,
 // normally /dev/kmsg.
-func OpenDevKmsg(path string) KmsgOpener {
-	return func() (KmsgDevice, error) {
+func OpenDevKmsg(path string) Opener {
+	return func() (Device, error) {
 		// The Go runtime polls character devices that support poll(2),
 		// so Close unblocks a pending Read.
 		f, err := os.OpenFile(path, os.O_RDONLY, 0)
@@ -87,10 +88,10 @@ func (d devKmsg) SeekEnd() error {
 	return err
 }
 
-// KmsgConfig configures the kmsg collector.
-type KmsgConfig struct {
+// Config configures the kmsg collector.
+type Config struct {
 	// Open opens the kernel log: OpenDevKmsg("/dev/kmsg") or a demo fake.
-	Open KmsgOpener
+	Open Opener
 	// Rules is the rule table; usually logrules.Load(file, KernelRules()).
 	Rules *logrules.Engine
 	// Replay counts the records still in the kernel buffer at start, so
@@ -98,7 +99,7 @@ type KmsgConfig struct {
 	// records logged after the start are counted.
 	Replay bool
 	// Filter selects devices; events of excluded devices are not counted.
-	Filter NameFilter
+	Filter collector.NameFilter
 	// BootTime is the wall-clock time of record timestamp zero; default
 	// now minus CLOCK_MONOTONIC, the clock printk stamps records with.
 	BootTime time.Time
@@ -110,15 +111,15 @@ type KmsgConfig struct {
 	PublishInterval time.Duration
 }
 
-// Kmsg counts kernel log records that match the rule table, from
+// Collector counts kernel log records that match the rule table, from
 // /dev/kmsg. It is an EventSource: a matching record is published within
 // PublishInterval, without waiting for the next poll.
-type Kmsg struct {
-	cfg KmsgConfig
+type Collector struct {
+	cfg Config
 	log *zap.Logger
 
 	openMu  sync.Mutex
-	dev     KmsgDevice
+	dev     Device
 	openErr error // permanent: the device is absent or not readable
 
 	dirty atomic.Bool
@@ -158,8 +159,8 @@ var (
 		"Matching records not counted because the number of (driver, device, event) series reached its limit.", exposition.Counter)
 )
 
-// NewKmsg returns a kmsg collector.
-func NewKmsg(cfg KmsgConfig, log *zap.Logger) *Kmsg {
+// New returns a kmsg collector.
+func New(cfg Config, log *zap.Logger) *Collector {
 	if cfg.MaxSeries <= 0 {
 		cfg.MaxSeries = 1000
 	}
@@ -169,7 +170,7 @@ func NewKmsg(cfg KmsgConfig, log *zap.Logger) *Kmsg {
 	if cfg.BootTime.IsZero() {
 		cfg.BootTime = monotonicBootTime()
 	}
-	return &Kmsg{cfg: cfg, log: log, counts: make(map[kmsgKey]*kmsgCount)}
+	return &Collector{cfg: cfg, log: log, counts: make(map[kmsgKey]*kmsgCount)}
 }
 
 // monotonicBootTime returns the wall-clock time at which CLOCK_MONOTONIC
@@ -183,12 +184,12 @@ func monotonicBootTime() time.Time {
 	return now.Add(-time.Duration(ts.Nano()))
 }
 
-// Name implements Collector.
-func (*Kmsg) Name() string { return "kmsg" }
+// Name implements collector.Collector.
+func (*Collector) Name() string { return "kmsg" }
 
-// Update implements Collector. It renders the counts so far; the reading
+// Update implements collector.Collector. It renders the counts so far; the reading
 // happens in Watch. It fails if the kernel log cannot be read.
-func (k *Kmsg) Update(ctx context.Context, p *Poll) error {
+func (k *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	if _, err := k.open(); err != nil {
 		return err
 	}
@@ -204,7 +205,7 @@ func (k *Kmsg) Update(ctx context.Context, p *Poll) error {
 
 // open opens the device once. An absent device is ErrNoSource; a device
 // that cannot be opened for lack of privilege is a permanent, clear error.
-func (k *Kmsg) open() (KmsgDevice, error) {
+func (k *Collector) open() (Device, error) {
 	k.openMu.Lock()
 	defer k.openMu.Unlock()
 	if k.dev != nil || k.openErr != nil {
@@ -213,7 +214,7 @@ func (k *Kmsg) open() (KmsgDevice, error) {
 	dev, err := k.cfg.Open()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		k.openErr = fmt.Errorf("kernel log: %w: %v", ErrNoSource, err)
+		k.openErr = fmt.Errorf("kernel log: %w: %v", collector.ErrNoSource, err)
 		return nil, k.openErr
 	case errors.Is(err, fs.ErrPermission):
 		k.openErr = fmt.Errorf("reading the kernel log needs CAP_SYSLOG (or root); counting kernel log events is off: %w", err)
@@ -248,7 +249,7 @@ const catchUpLimit = 10 * time.Second
 // catchUp counts the records ready now, before anyone reads the device
 // concurrently, so that the first poll already shows the replayed buffer
 // (and output on a fixed input, such as the demo host, is reproducible).
-func (k *Kmsg) catchUp(dev KmsgDevice) error {
+func (k *Collector) catchUp(dev Device) error {
 	buf := make([]byte, kmsgBufSize)
 	deadline := time.Now().Add(catchUpLimit)
 	for time.Now().Before(deadline) {
@@ -276,7 +277,7 @@ func (k *Kmsg) catchUp(dev KmsgDevice) error {
 
 // reset forgets the open device after a read error, so that the next
 // Watch reopens it. Records already counted are skipped by sequence number.
-func (k *Kmsg) reset(dev KmsgDevice) {
+func (k *Collector) reset(dev Device) {
 	k.openMu.Lock()
 	if k.dev == dev {
 		k.dev = nil
@@ -285,10 +286,10 @@ func (k *Kmsg) reset(dev KmsgDevice) {
 	dev.Close()
 }
 
-// Watch implements EventSource: it reads records until ctx is done.
-func (k *Kmsg) Watch(ctx context.Context, publish func(render func(p *Poll))) error {
+// Watch implements collector.EventSource: it reads records until ctx is done.
+func (k *Collector) Watch(ctx context.Context, publish func(render func(p *collector.Poll))) error {
 	dev, err := k.open()
-	if errors.Is(err, ErrNoSource) {
+	if errors.Is(err, collector.ErrNoSource) {
 		return err
 	}
 	if err != nil {
@@ -342,7 +343,7 @@ func (k *Kmsg) Watch(ctx context.Context, publish func(render func(p *Poll))) er
 // CONSOLE_EXT_LOG_MAX is 8192 bytes).
 const kmsgBufSize = 16 << 10
 
-func (k *Kmsg) readLoop(ctx context.Context, dev KmsgDevice) error {
+func (k *Collector) readLoop(ctx context.Context, dev Device) error {
 	buf := make([]byte, kmsgBufSize)
 	for {
 		n, err := dev.Read(buf)
@@ -372,7 +373,7 @@ func (k *Kmsg) readLoop(ctx context.Context, dev KmsgDevice) error {
 // changed. Its cost per line is one parse (no allocation beyond the
 // message string) and the rule table's literal prefilter; the regular
 // expression of a rule runs only when its literal is in the line.
-func (k *Kmsg) record(raw []byte) bool {
+func (k *Collector) record(raw []byte) bool {
 	r, err := parseKmsgRecord(raw)
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -416,7 +417,7 @@ func (k *Kmsg) record(raw []byte) bool {
 }
 
 // render writes the complete current state.
-func (k *Kmsg) render(p *Poll) {
+func (k *Collector) render(p *collector.Poll) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	keys := make([]kmsgKey, 0, len(k.counts))
@@ -451,4 +452,4 @@ func (k *Kmsg) render(p *Poll) {
 	p.SetDevices(len(devices))
 }
 
-var _ EventSource = (*Kmsg)(nil)
+var _ collector.EventSource = (*Collector)(nil)

@@ -1,4 +1,4 @@
-package collector
+package applog
 
 import (
 	"bytes"
@@ -16,12 +16,13 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
 )
 
-// ApplogConfig configures the applog collector.
-type ApplogConfig struct {
+// Config configures the applog collector.
+type Config struct {
 	// Globs select the log files, for example /var/log/vma/*.log (the
 	// VMA_LOG_FILE paths of the applications).
 	Globs []string
@@ -32,7 +33,7 @@ type ApplogConfig struct {
 	// history); files that appear later are always read from the start.
 	FromStart bool
 	// Filter selects files by path.
-	Filter NameFilter
+	Filter collector.NameFilter
 	// TrimPrefix is removed from the paths used as file labels; the demo
 	// host sets it to its temporary directory so its output is stable.
 	TrimPrefix string
@@ -44,7 +45,7 @@ type ApplogConfig struct {
 	MaxReadPerPoll int64
 }
 
-// Applog counts application log lines that match the rule table, following
+// Collector counts application log lines that match the rule table, following
 // files through rotation (rename and recreate) and truncation.
 //
 // Each poll reads what was appended since the last one. When the path
@@ -58,8 +59,8 @@ type ApplogConfig struct {
 // grow past the old offset between two polls is not detectable by size;
 // lines written in that window before the truncation are counted, those
 // after it up to the old offset are missed.
-type Applog struct {
-	cfg ApplogConfig
+type Collector struct {
+	cfg Config
 	log *zap.Logger
 
 	mu      sync.Mutex
@@ -93,8 +94,8 @@ var (
 		"Matching lines not counted because the number of (file, event) series reached its limit.", exposition.Counter)
 )
 
-// NewApplog returns an applog collector. It checks the glob patterns.
-func NewApplog(cfg ApplogConfig, log *zap.Logger) (*Applog, error) {
+// New returns an applog collector. It checks the glob patterns.
+func New(cfg Config, log *zap.Logger) (*Collector, error) {
 	for _, g := range cfg.Globs {
 		if _, err := filepath.Match(g, ""); err != nil {
 			return nil, fmt.Errorf("invalid --collector.applog.files pattern %q: %w", g, err)
@@ -106,7 +107,7 @@ func NewApplog(cfg ApplogConfig, log *zap.Logger) (*Applog, error) {
 	if cfg.MaxReadPerPoll <= 0 {
 		cfg.MaxReadPerPoll = 64 << 20
 	}
-	return &Applog{
+	return &Collector{
 		cfg: cfg, log: log,
 		files:  make(map[string]*tailFile),
 		counts: make(map[applogKey]uint64),
@@ -114,20 +115,20 @@ func NewApplog(cfg ApplogConfig, log *zap.Logger) (*Applog, error) {
 	}, nil
 }
 
-// Name implements Collector.
-func (*Applog) Name() string { return "applog" }
+// Name implements collector.Collector.
+func (*Collector) Name() string { return "applog" }
 
-// Update implements Collector.
-func (a *Applog) Update(ctx context.Context, p *Poll) error {
+// Update implements collector.Collector.
+func (a *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.cfg.Globs) == 0 {
-		return fmt.Errorf("no --collector.applog.files given: %w", ErrNoSource)
+		return fmt.Errorf("no --collector.applog.files given: %w", collector.ErrNoSource)
 	}
 	seen := make(map[string]bool)
 	var paths []string
 	for _, g := range a.cfg.Globs {
-		matches, _ := filepath.Glob(g) // patterns were checked in NewApplog
+		matches, _ := filepath.Glob(g) // patterns were checked in New
 		for _, m := range matches {
 			if !seen[m] && a.cfg.Filter.Match(m) {
 				seen[m] = true
@@ -194,7 +195,7 @@ func (a *Applog) Update(ctx context.Context, p *Poll) error {
 		return err
 	}
 	if len(paths) == 0 && len(a.counts) == 0 && len(a.lines) == 0 {
-		return fmt.Errorf("no file matches %q: %w", a.cfg.Globs, ErrNoSource)
+		return fmt.Errorf("no file matches %q: %w", a.cfg.Globs, collector.ErrNoSource)
 	}
 	a.render(p, len(paths))
 	return nil
@@ -211,7 +212,7 @@ type movedFile struct {
 
 // follow reads what is new in path. A file in moved (one already read
 // under another name) goes on from where it was read.
-func (a *Applog) follow(path string, startup bool, moved map[fileKey]movedFile) error {
+func (a *Collector) follow(path string, startup bool, moved map[fileKey]movedFile) error {
 	tf := a.files[path]
 	if tf != nil {
 		// Read the rest of the file we have open first: after a rename
@@ -295,7 +296,7 @@ func fileID(st os.FileInfo) (ino, dev uint64) {
 
 // readFrom reads tf from its offset to the end (at most MaxReadPerPoll
 // bytes) and counts the complete lines.
-func (a *Applog) readFrom(path string, tf *tailFile) error {
+func (a *Collector) readFrom(path string, tf *tailFile) error {
 	buf := make([]byte, 64<<10)
 	var read int64
 	for read < a.cfg.MaxReadPerPoll {
@@ -315,7 +316,7 @@ func (a *Applog) readFrom(path string, tf *tailFile) error {
 	return nil
 }
 
-func (a *Applog) consume(path string, tf *tailFile, b []byte) {
+func (a *Collector) consume(path string, tf *tailFile, b []byte) {
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
@@ -337,14 +338,14 @@ func (a *Applog) consume(path string, tf *tailFile, b []byte) {
 
 // flushPartial counts a last line without a newline, at the end of a
 // rotated or truncated file.
-func (a *Applog) flushPartial(path string, tf *tailFile) {
+func (a *Collector) flushPartial(path string, tf *tailFile) {
 	if len(tf.partial) > 0 {
 		a.line(path, string(tf.partial))
 		tf.partial = tf.partial[:0]
 	}
 }
 
-func (a *Applog) line(path, line string) {
+func (a *Collector) line(path, line string) {
 	if _, ok := a.lines[path]; ok || len(a.lines) < a.cfg.MaxSeries {
 		a.lines[path]++
 	}
@@ -363,14 +364,14 @@ func (a *Applog) line(path, line string) {
 	a.counts[key]++
 }
 
-func (a *Applog) label(path string) string {
+func (a *Collector) label(path string) string {
 	if a.cfg.TrimPrefix != "" && strings.HasPrefix(path, a.cfg.TrimPrefix) {
 		return path[len(a.cfg.TrimPrefix):]
 	}
 	return path
 }
 
-func (a *Applog) render(p *Poll, files int) {
+func (a *Collector) render(p *collector.Poll, files int) {
 	keys := make([]applogKey, 0, len(a.counts))
 	for k := range a.counts {
 		keys = append(keys, k)
