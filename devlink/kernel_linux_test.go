@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/devlinkhealth"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/collector/scrape"
 	"github.com/nic-exporter/nic_exporter/devlink"
@@ -314,9 +315,9 @@ func collectorChecks(t *testing.T, ctx context.Context, c *devlink.Client) {
 		t.Fatal(err)
 	}
 	const maxFiles = 5
-	dl := collector.NewDevlink(collector.DevlinkConfig{
+	dl := devlinkhealth.New(devlinkhealth.Config{
 		Filter:  filter,
-		Capture: collector.CaptureConfig{Dir: captureDir, MaxFiles: maxFiles},
+		Capture: devlinkhealth.CaptureConfig{Dir: captureDir, MaxFiles: maxFiles},
 	}, zap.NewNop())
 	// An hour between polls: everything after the first poll reaches the
 	// snapshot through events.

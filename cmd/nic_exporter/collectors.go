@@ -10,6 +10,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/applog"
+	"github.com/nic-exporter/nic_exporter/collector/devlinkhealth"
 	"github.com/nic-exporter/nic_exporter/collector/ethtool"
 	"github.com/nic-exporter/nic_exporter/collector/infiniband"
 	"github.com/nic-exporter/nic_exporter/collector/kmsg"
@@ -208,7 +209,7 @@ func collectorSpecs() []collectorSpec {
 			defaultTimeout:  "8s",
 			extraFlags: func(app *kingpin.Application, cf *collectorFlags) func(sources, collector.NameFilter, *zap.Logger) (collector.Collector, error) {
 				p := "collector." + cf.spec.name
-				var capture collector.CaptureConfig
+				var capture devlinkhealth.CaptureConfig
 				app.Flag(p+".capture-dir", "Directory to write evidence to when a devlink health reporter goes to error: reporter attributes, diagnose and dump as one JSON file. Off when empty.").StringVar(&capture.Dir)
 				app.Flag(p+".capture-max-files", "Most evidence files kept in --"+p+".capture-dir; the oldest are removed first.").Default("100").IntVar(&capture.MaxFiles)
 				app.Flag(p+".capture-max-bytes", "Most bytes of evidence kept in --"+p+".capture-dir; the oldest files are removed first, the newest is always kept.").Default("67108864").Int64Var(&capture.MaxBytes)
@@ -219,12 +220,12 @@ func collectorSpecs() []collectorSpec {
 							return nil, fmt.Errorf("--%s.capture-dir: %w", p, err)
 						}
 					}
-					cfg := collector.DevlinkConfig{Filter: f, Capture: capture, Open: collector.OpenDevlink}
+					cfg := devlinkhealth.Config{Filter: f, Capture: capture, Open: devlinkhealth.Open}
 					if env.demo != nil {
 						dl := env.demo.Devlink()
-						cfg.Open = func() (collector.DevlinkSource, error) { return dl, nil }
+						cfg.Open = func() (devlinkhealth.Source, error) { return dl, nil }
 					}
-					return collector.NewDevlink(cfg, log), nil
+					return devlinkhealth.New(cfg, log), nil
 				}
 			},
 		},

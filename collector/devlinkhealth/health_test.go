@@ -1,4 +1,4 @@
-package collector
+package devlinkhealth
 
 import (
 	"context"
@@ -18,11 +18,12 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.uber.org/zap"
 
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/devlink"
 )
 
-// fakeDevlink is a DevlinkSource with fixed content that records every
+// fakeDevlink is a Source with fixed content that records every
 // request reaching a device.
 type fakeDevlink struct {
 	devices   []devlink.Device
@@ -131,20 +132,20 @@ func newDevlinkFake() *fakeDevlink {
 	}
 }
 
-func newTestDevlink(t *testing.T, f *fakeDevlink, filter NameFilter, captureDir string) *Devlink {
+func newTestDevlink(t *testing.T, f *fakeDevlink, filter collector.NameFilter, captureDir string) *Collector {
 	t.Helper()
-	return NewDevlink(DevlinkConfig{
-		Open:    func() (DevlinkSource, error) { return f, nil },
+	return New(Config{
+		Open:    func() (Source, error) { return f, nil },
 		Filter:  filter,
 		Capture: CaptureConfig{Dir: captureDir},
 	}, zap.NewNop())
 }
 
-func pollDevlink(t *testing.T, c Collector) (string, []ReasonCount, error) {
+func pollDevlink(t *testing.T, c collector.Collector) (string, []collector.ReasonCount, error) {
 	t.Helper()
 	b := exposition.NewBuilder()
-	errs := NewSourceErrors(zap.NewNop(), time.Minute)
-	err := c.Update(context.Background(), NewPoll(b, errs))
+	errs := collector.NewSourceErrors(zap.NewNop(), time.Minute)
+	err := c.Update(context.Background(), collector.NewPoll(b, errs))
 	return b.Snapshot().String(), errs.Counts(), err
 }
 
@@ -160,13 +161,13 @@ func devlinkSamples(text string) []string {
 }
 
 func TestDevlinkUpdate(t *testing.T) {
-	excludeIB, err := NewNameFilter("collector.devlink.device", "", "pci/0000:08:00.0")
+	excludeIB, err := collector.NewNameFilter("collector.devlink.device", "", "pci/0000:08:00.0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		name   string
-		filter NameFilter
+		filter collector.NameFilter
 		want   []string
 		calls  []string
 	}{
@@ -245,19 +246,19 @@ func TestDevlinkSourceStates(t *testing.T) {
 		infoErr  error
 		noSource bool
 		fails    bool
-		reasons  []ReasonCount
+		reasons  []collector.ReasonCount
 	}{
 		{name: "no devlink family", open: fmt.Errorf("devlink: resolving: %w", syscall.ENOENT), noSource: true},
 		{name: "open not permitted", open: fmt.Errorf("devlink: resolving: %w", syscall.EPERM), fails: true},
 		{name: "dump not permitted", dumpErr: fmt.Errorf("devlink: listing: %w", syscall.EPERM), fails: true},
-		{name: "info fails on one device", infoErr: fmt.Errorf("devlink: info: %w", syscall.EIO), reasons: []ReasonCount{{"eio", 1}}},
+		{name: "info fails on one device", infoErr: fmt.Errorf("devlink: info: %w", syscall.EIO), reasons: []collector.ReasonCount{{Reason: "eio", Count: 1}}},
 		{name: "info not supported", infoErr: fmt.Errorf("devlink: info: %w", syscall.EOPNOTSUPP)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newDevlinkFake()
 			f.dumpErr = tc.dumpErr
 			f.infoErr = map[devlink.Handle]error{cx7IB: tc.infoErr}
-			d := NewDevlink(DevlinkConfig{Open: func() (DevlinkSource, error) {
+			d := New(Config{Open: func() (Source, error) {
 				if tc.open != nil {
 					return nil, tc.open
 				}
@@ -266,15 +267,15 @@ func TestDevlinkSourceStates(t *testing.T) {
 			text, reasons, err := pollDevlink(t, d)
 			switch {
 			case tc.noSource:
-				if !errors.Is(err, ErrNoSource) {
-					t.Fatalf("Update error %v, want ErrNoSource", err)
+				if !errors.Is(err, collector.ErrNoSource) {
+					t.Fatalf("Update error %v, want collector.ErrNoSource", err)
 				}
-				if err := d.Watch(context.Background(), func(func(*Poll)) {}); !errors.Is(err, ErrNoSource) {
-					t.Fatalf("Watch error %v, want ErrNoSource", err)
+				if err := d.Watch(context.Background(), func(func(*collector.Poll)) {}); !errors.Is(err, collector.ErrNoSource) {
+					t.Fatalf("Watch error %v, want collector.ErrNoSource", err)
 				}
 				return
 			case tc.fails:
-				if err == nil || errors.Is(err, ErrNoSource) {
+				if err == nil || errors.Is(err, collector.ErrNoSource) {
 					t.Fatalf("Update error %v, want a failure", err)
 				}
 				return
@@ -300,7 +301,7 @@ func TestDevlinkSourceStates(t *testing.T) {
 func TestDevlinkEvents(t *testing.T) {
 	f := newDevlinkFake()
 	dir := t.TempDir()
-	d := newTestDevlink(t, f, NameFilter{}, dir)
+	d := newTestDevlink(t, f, collector.NameFilter{}, dir)
 	published := startDevlinkWatch(t, d, 0)
 
 	if _, _, err := pollDevlink(t, d); err != nil {
@@ -450,13 +451,13 @@ func bigDevlinkFake(n int) *fakeDevlink {
 // BenchmarkDevlinkPoll is one poll of 16 functions (80 reporters) from
 // an in-memory source: the collector's own cost without netlink.
 func BenchmarkDevlinkPoll(b *testing.B) {
-	d := NewDevlink(DevlinkConfig{Open: func() (DevlinkSource, error) { return bigDevlinkFake(16), nil }}, zap.NewNop())
-	errs := NewSourceErrors(zap.NewNop(), time.Minute)
+	d := New(Config{Open: func() (Source, error) { return bigDevlinkFake(16), nil }}, zap.NewNop())
+	errs := collector.NewSourceErrors(zap.NewNop(), time.Minute)
 	bld := exposition.NewBuilder()
 	b.ReportAllocs()
 	for b.Loop() {
 		bld.Reset()
-		if err := d.Update(context.Background(), NewPoll(bld, errs)); err != nil {
+		if err := d.Update(context.Background(), collector.NewPoll(bld, errs)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -467,15 +468,15 @@ func BenchmarkDevlinkPoll(b *testing.B) {
 // host with 16 functions (80 reporters).
 func BenchmarkDevlinkHealthEvent(b *testing.B) {
 	f := bigDevlinkFake(16)
-	d := NewDevlink(DevlinkConfig{Open: func() (DevlinkSource, error) { return f, nil }}, zap.NewNop())
-	if err := d.Update(context.Background(), NewPoll(exposition.NewBuilder(), nil)); err != nil {
+	d := New(Config{Open: func() (Source, error) { return f, nil }}, zap.NewNop())
+	if err := d.Update(context.Background(), collector.NewPoll(exposition.NewBuilder(), nil)); err != nil {
 		b.Fatal(err)
 	}
 	src, _ := d.source()
 	ev := f.reporters[3] // the second function's fw reporter
-	publish := func(render func(*Poll)) {
+	publish := func(render func(*collector.Poll)) {
 		bld := exposition.NewBuilder()
-		render(NewPoll(bld, nil))
+		render(collector.NewPoll(bld, nil))
 		_ = bld.Snapshot()
 	}
 	b.ReportAllocs()
@@ -488,14 +489,14 @@ func BenchmarkDevlinkHealthEvent(b *testing.B) {
 // buffer overrun) make the collector read the kernel's state at once.
 func TestDevlinkOverrunRefresh(t *testing.T) {
 	f := newDevlinkFake()
-	d := newTestDevlink(t, f, NameFilter{}, "")
+	d := newTestDevlink(t, f, collector.NameFilter{}, "")
 	published := make(chan string, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		_ = d.Watch(ctx, func(render func(*Poll)) {
+		_ = d.Watch(ctx, func(render func(*collector.Poll)) {
 			b := exposition.NewBuilder()
-			render(NewPoll(b, nil))
+			render(collector.NewPoll(b, nil))
 			published <- b.Snapshot().String()
 		})
 	}()
@@ -544,7 +545,7 @@ func TestCaptureStorePermissions(t *testing.T) {
 // first poll no longer sees a rise.
 func TestDevlinkEventBeforeFirstPoll(t *testing.T) {
 	f := newDevlinkFake()
-	d := newTestDevlink(t, f, NameFilter{}, t.TempDir())
+	d := newTestDevlink(t, f, collector.NameFilter{}, t.TempDir())
 	published := startDevlinkWatch(t, d, 16)
 
 	broken := devlinkReporter(cx7IB, nil, "fw", devlink.HealthStateError, 1, 0)
@@ -607,7 +608,7 @@ func (s *slowInfoDevlink) Info(ctx context.Context, h devlink.Handle) (devlink.I
 func TestDevlinkPollEventOrder(t *testing.T) {
 	f := newDevlinkFake()
 	src := &slowInfoDevlink{fakeDevlink: f}
-	d := NewDevlink(DevlinkConfig{Open: func() (DevlinkSource, error) { return src, nil }}, zap.NewNop())
+	d := New(Config{Open: func() (Source, error) { return src, nil }}, zap.NewNop())
 	published := startDevlinkWatch(t, d, 16)
 	if _, _, err := pollDevlink(t, d); err != nil {
 		t.Fatal(err)
@@ -693,7 +694,7 @@ func TestDevlinkObserveRecreated(t *testing.T) {
 func TestDevlinkPollRefreshOrder(t *testing.T) {
 	f := newDevlinkFake()
 	src := &slowInfoDevlink{fakeDevlink: f}
-	d := NewDevlink(DevlinkConfig{Open: func() (DevlinkSource, error) { return src, nil }}, zap.NewNop())
+	d := New(Config{Open: func() (Source, error) { return src, nil }}, zap.NewNop())
 	published := startDevlinkWatch(t, d, 16)
 	if _, _, err := pollDevlink(t, d); err != nil {
 		t.Fatal(err)
@@ -732,15 +733,15 @@ func TestDevlinkPollRefreshOrder(t *testing.T) {
 // snapshots it publishes, rendered as text, on a channel with room for
 // buffer of them. At the end of the test it checks that Watch returned
 // because of the cancellation.
-func startDevlinkWatch(t *testing.T, d *Devlink, buffer int) <-chan string {
+func startDevlinkWatch(t *testing.T, d *Collector, buffer int) <-chan string {
 	t.Helper()
 	published := make(chan string, buffer)
 	ctx, cancel := context.WithCancel(context.Background())
 	watchErr := make(chan error, 1)
 	go func() {
-		watchErr <- d.Watch(ctx, func(render func(*Poll)) {
+		watchErr <- d.Watch(ctx, func(render func(*collector.Poll)) {
 			b := exposition.NewBuilder()
-			render(NewPoll(b, nil))
+			render(collector.NewPoll(b, nil))
 			published <- b.Snapshot().String()
 		})
 	}()

@@ -1,4 +1,4 @@
-package collector
+package devlinkhealth
 
 import (
 	"context"
@@ -61,7 +61,7 @@ type reporterJSON struct {
 // collectEvidence reads a reporter's diagnose output and dump. Reporters
 // without those operations answer EOPNOTSUPP, which is recorded as
 // "not supported" rather than as a failure.
-func collectEvidence(ctx context.Context, src DevlinkSource, r devlink.HealthReporter, trigger string) *Evidence {
+func collectEvidence(ctx context.Context, src Source, r devlink.HealthReporter, trigger string) *Evidence {
 	ev := &Evidence{
 		Trigger:  trigger,
 		Device:   r.Handle.String(),

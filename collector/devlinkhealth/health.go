@@ -1,4 +1,4 @@
-package collector
+package devlinkhealth
 
 import (
 	"context"
@@ -12,13 +12,14 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/devlink"
 )
 
-// DevlinkSource is the devlink client as the devlink collector uses it.
+// Source is the devlink client as the devlink collector uses it.
 // *devlink.Client implements it; the demo host has a fake that does too.
-type DevlinkSource interface {
+type Source interface {
 	Devices(ctx context.Context) ([]devlink.Device, error)
 	Ports(ctx context.Context) ([]devlink.Port, error)
 	Info(ctx context.Context, h devlink.Handle) (devlink.Info, error)
@@ -29,11 +30,11 @@ type DevlinkSource interface {
 	Close() error
 }
 
-var _ DevlinkSource = (*devlink.Client)(nil)
+var _ Source = (*devlink.Client)(nil)
 
-// OpenDevlink opens the kernel's devlink family; it is the default
-// DevlinkConfig.Open.
-func OpenDevlink() (DevlinkSource, error) {
+// Open opens the kernel's devlink family; it is the default
+// Config.Open.
+func Open() (Source, error) {
 	c, err := devlink.New()
 	if err != nil {
 		return nil, err
@@ -41,34 +42,34 @@ func OpenDevlink() (DevlinkSource, error) {
 	return c, nil
 }
 
-// DevlinkConfig configures the devlink collector.
-type DevlinkConfig struct {
+// Config configures the devlink collector.
+type Config struct {
 	// Open returns the devlink source. It is called on every poll until
 	// it succeeds; an error satisfying os.ErrNotExist means the kernel
 	// has no devlink, which is nothing to collect.
-	Open func() (DevlinkSource, error)
+	Open func() (Source, error)
 	// Filter selects devices by handle, such as pci/0000:08:00.0. It is
 	// applied to the kernel's device, port and reporter lists before any
 	// request that reaches a driver (info, diagnose, dump).
-	Filter NameFilter
+	Filter collector.NameFilter
 	// Capture configures evidence capture; off when Capture.Dir is empty.
 	Capture CaptureConfig
 }
 
-// Devlink exports devlink health reporters, device information and the
+// Collector exports devlink health reporters, device information and the
 // health events devlink multicasts. Polls (every 10 s by default) are the
 // source of truth for the counters; events update the exported state at
 // once between polls, so an error that recovers within a millisecond is
 // still seen and counted.
-type Devlink struct {
-	cfg     DevlinkConfig
+type Collector struct {
+	cfg     Config
 	log     *zap.Logger
 	capture *captureStore
 	// captureQueue feeds the capture worker; nil when capture is off.
 	captureQueue chan pendingCapture
 
 	openMu sync.Mutex
-	src    DevlinkSource
+	src    Source
 
 	mu    sync.Mutex // guards the state below
 	state devlinkState
@@ -118,12 +119,12 @@ type reporterState struct {
 	eventGen uint64
 }
 
-// NewDevlink returns a devlink collector.
-func NewDevlink(cfg DevlinkConfig, log *zap.Logger) *Devlink {
+// New returns a devlink collector.
+func New(cfg Config, log *zap.Logger) *Collector {
 	if cfg.Open == nil {
-		cfg.Open = OpenDevlink
+		cfg.Open = Open
 	}
-	d := &Devlink{cfg: cfg, log: log, state: devlinkState{
+	d := &Collector{cfg: cfg, log: log, state: devlinkState{
 		netdevs:   map[portKey]string{},
 		infos:     map[devlink.Handle]devlink.Info{},
 		reporters: map[reporterKey]*reporterState{},
@@ -137,8 +138,8 @@ func NewDevlink(cfg DevlinkConfig, log *zap.Logger) *Devlink {
 	return d
 }
 
-// Name implements Collector.
-func (*Devlink) Name() string { return "devlink" }
+// Name implements collector.Collector.
+func (*Collector) Name() string { return "devlink" }
 
 var (
 	devlinkReporterLabels = []string{"device", "port", "netdev", "reporter"}
@@ -173,10 +174,10 @@ var (
 )
 
 // errNoDevlink says the kernel has no devlink family.
-var errNoDevlink = fmt.Errorf("%w: the kernel has no devlink generic netlink family", ErrNoSource)
+var errNoDevlink = fmt.Errorf("%w: the kernel has no devlink generic netlink family", collector.ErrNoSource)
 
 // source returns the open source, opening it on first use.
-func (d *Devlink) source() (DevlinkSource, error) {
+func (d *Collector) source() (Source, error) {
 	d.openMu.Lock()
 	defer d.openMu.Unlock()
 	if d.src != nil {
@@ -204,7 +205,7 @@ type devlinkRead struct {
 // read reads devices, ports and reporters, and the info of the selected
 // devices. Info errors drop that device's info and are reported to
 // sourceErr.
-func (d *Devlink) read(ctx context.Context, src DevlinkSource, sourceErr func(string, error)) (*devlinkRead, error) {
+func (d *Collector) read(ctx context.Context, src Source, sourceErr func(string, error)) (*devlinkRead, error) {
 	devs, err := src.Devices(ctx)
 	if err != nil {
 		return nil, err
@@ -249,8 +250,8 @@ func (d *Devlink) read(ctx context.Context, src DevlinkSource, sourceErr func(st
 	return r, nil
 }
 
-// Update implements Collector.
-func (d *Devlink) Update(ctx context.Context, p *Poll) error {
+// Update implements collector.Collector.
+func (d *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	src, err := d.source()
 	if err != nil {
 		return err
@@ -279,7 +280,7 @@ const captureQueueLen = 256
 // nor the event loop waits for diagnose and dump (an mlx5 fw_fatal dump
 // is a multi-megabyte crdump). When the queue is full the evidence is
 // dropped and logged; the counters are unaffected.
-func (d *Devlink) enqueue(pending []pendingCapture, trigger string) {
+func (d *Collector) enqueue(pending []pendingCapture, trigger string) {
 	if d.captureQueue == nil {
 		return
 	}
@@ -295,7 +296,7 @@ func (d *Devlink) enqueue(pending []pendingCapture, trigger string) {
 
 // captureWorker writes queued evidence until ctx is done, publishing the
 // state after each file so the capture counter moves at once.
-func (d *Devlink) captureWorker(ctx context.Context, src DevlinkSource, publish func(func(*Poll))) {
+func (d *Collector) captureWorker(ctx context.Context, src Source, publish func(func(*collector.Poll))) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -319,7 +320,7 @@ func (d *Devlink) captureWorker(ctx context.Context, src DevlinkSource, publish 
 type readStamp struct{ seq, gen uint64 }
 
 // startRead numbers a read that is about to start; apply takes the stamp.
-func (d *Devlink) startRead() readStamp {
+func (d *Collector) startRead() readStamp {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.state.reads++
@@ -332,7 +333,7 @@ func (d *Devlink) startRead() readStamp {
 // reporter that a health event updated after the read started keeps the
 // event's attributes unless the read's counts are newer: the read may
 // predate the event.
-func (d *Devlink) apply(r *devlinkRead, st readStamp) []pendingCapture {
+func (d *Collector) apply(r *devlinkRead, st readStamp) []pendingCapture {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s := &d.state
@@ -431,7 +432,7 @@ func keyOf(id devlink.ReporterID) reporterKey {
 }
 
 // capture1 writes the evidence of one capture.
-func (d *Devlink) capture1(ctx context.Context, src DevlinkSource, pc pendingCapture) {
+func (d *Collector) capture1(ctx context.Context, src Source, pc pendingCapture) {
 	ev := collectEvidence(ctx, src, pc.r, pc.trigger)
 	path, err := d.capture.write(ev)
 	if path == "" {
@@ -451,7 +452,7 @@ func (d *Devlink) capture1(ctx context.Context, src DevlinkSource, pc pendingCap
 }
 
 // render writes the current state.
-func (d *Devlink) render(p *Poll) {
+func (d *Collector) render(p *collector.Poll) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s := &d.state
@@ -480,7 +481,7 @@ func (d *Devlink) render(p *Poll) {
 		r := s.reporters[k].r
 		labels := []string{k.h.String(), k.port, s.netdev(r.ReporterID), k.name}
 		if r.State != nil {
-			p.Add(devlinkHealthy, Bool(*r.State == devlink.HealthStateHealthy), labels...)
+			p.Add(devlinkHealthy, collector.Bool(*r.State == devlink.HealthStateHealthy), labels...)
 		}
 		if r.ErrorCount != nil {
 			p.Add(devlinkErrors, float64(*r.ErrorCount), labels...)
@@ -489,7 +490,7 @@ func (d *Devlink) render(p *Poll) {
 			p.Add(devlinkRecoveries, float64(*r.RecoverCount), labels...)
 		}
 		if r.AutoRecover != nil {
-			p.Add(devlinkAutoRecover, Bool(*r.AutoRecover), labels...)
+			p.Add(devlinkAutoRecover, collector.Bool(*r.AutoRecover), labels...)
 		}
 		if r.GracefulPeriod != nil {
 			p.Add(devlinkGrace, r.GracefulPeriod.Seconds(), labels...)
@@ -536,10 +537,10 @@ func firmware(vs []devlink.Version) string {
 	return devlink.Lookup(vs, "fw")
 }
 
-// Watch implements EventSource. Health notifications update the
+// Watch implements collector.EventSource. Health notifications update the
 // reporter and are published at once; device and port notifications and
 // buffer overruns trigger a fresh read of the kernel's state.
-func (d *Devlink) Watch(ctx context.Context, publish func(render func(p *Poll))) error {
+func (d *Collector) Watch(ctx context.Context, publish func(render func(p *collector.Poll))) error {
 	src, err := d.source()
 	if err != nil {
 		return err
@@ -580,7 +581,7 @@ func (d *Devlink) Watch(ctx context.Context, publish func(render func(p *Poll)))
 	}
 }
 
-func (d *Devlink) handleEvent(ctx context.Context, src DevlinkSource, ev devlink.Event, publish func(func(*Poll))) {
+func (d *Collector) handleEvent(ctx context.Context, src Source, ev devlink.Event, publish func(func(*collector.Poll))) {
 	switch ev.Kind {
 	case devlink.EventHealth:
 		r := ev.Reporter
@@ -646,7 +647,7 @@ func (d *Devlink) handleEvent(ctx context.Context, src DevlinkSource, ev devlink
 }
 
 // forget drops everything of a removed device from the state.
-func (d *Devlink) forget(h devlink.Handle) {
+func (d *Collector) forget(h devlink.Handle) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s := &d.state
