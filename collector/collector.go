@@ -1,7 +1,11 @@
-// Package collector holds the collectors of nic_exporter and the machinery
-// they share: a Runner per collector that polls on its own schedule and
-// publishes immutable snapshots, a Cache that scrapes read with atomic loads
-// only, device filters and rate-limited reporting of source errors.
+// Package collector is the framework the collectors of nic_exporter run
+// in: the Collector and EventSource contract, the narrow Poll a collector
+// writes one poll's series to, a Runner per collector that polls on its
+// own schedule and publishes immutable snapshots that scrapes read with
+// atomic loads only, the NameFilter for device and statistic names,
+// rate-limited reporting of source errors, and the self-metrics. The
+// collectors themselves live in the packages below it (collector/netdev,
+// collector/infiniband, ...), one per source; none imports another.
 package collector
 
 import (
