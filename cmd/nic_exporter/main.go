@@ -66,6 +66,7 @@ type options struct {
 	shutdownGrace  time.Duration
 	errLogInterval time.Duration
 	collectors     []*collectorFlags
+	extra          extraFlags
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -88,7 +89,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	app.Flag("demo.faults", "Documented faults to schedule on the demo host, as name@start or name@start-end, comma-separated, e.g. pcie_degraded@4m,link_flap@2m-3m. Known: "+joinFaults()+".").StringVar(&o.demoFaults)
 	app.Flag("demo.elapsed", "Freeze the demo clock at this time after the start (reproducible output).").DurationVar(&o.demoElapsed)
 	for _, spec := range collectorSpecs() {
-		o.collectors = append(o.collectors, spec.addFlags(app))
+		o.collectors = append(o.collectors, spec.addFlags(app, &o.extra))
 	}
 	if _, err := app.Parse(args); err != nil {
 		return nil, err
@@ -160,7 +161,6 @@ func run(args []string, stderr io.Writer) int {
 
 func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	log.Info("starting nic_exporter", zap.String("version", version.Info()), zap.String("build", version.BuildContext()))
-	env := sources{sysfs: o.sysfs, procfs: o.procfs}
 	var wg sync.WaitGroup
 	var host *demo.Host
 	pollCtx, cancelPolls := context.WithCancel(context.Background())
@@ -174,7 +174,9 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 			}
 		}
 	}()
-	if o.demo {
+	var src *Sources
+	switch {
+	case o.demo:
 		var err error
 		host, err = demo.New(demo.Config{Faults: o.demoFaults, Elapsed: o.demoElapsed}, log.Named("demo"))
 		if err != nil {
@@ -185,11 +187,12 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 			defer wg.Done()
 			host.Run(pollCtx)
 		}()
-		env.sysfs = host.SysfsPath()
-		env.demo = host
-		log.Info("running on the embedded demo host", zap.String("sysfs", env.sysfs), zap.String("faults", o.demoFaults))
-	} else if o.demoFaults != "" || o.demoElapsed != 0 {
+		src = demoSources(host, o)
+		log.Info("running on the embedded demo host", zap.String("sysfs", src.SysfsPath), zap.String("faults", o.demoFaults))
+	case o.demoFaults != "" || o.demoElapsed != 0:
 		return errors.New("--demo.faults and --demo.elapsed need --demo")
+	default:
+		src = hostSources(o)
 	}
 
 	var runners []*collector.Runner
@@ -198,7 +201,7 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 			log.Info("collector disabled", zap.String("collector", cf.spec.name))
 			continue
 		}
-		c, err := cf.build(env, log.Named(cf.spec.name))
+		c, err := cf.build(&o.extra, src, log.Named(cf.spec.name))
 		if err != nil {
 			return fmt.Errorf("collector %s: %w", cf.spec.name, err)
 		}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"time"
+
+	"github.com/nic-exporter/nic_exporter/collector/devlinkhealth"
+	"github.com/nic-exporter/nic_exporter/collector/ethtool"
+	"github.com/nic-exporter/nic_exporter/collector/kmsg"
+	"github.com/nic-exporter/nic_exporter/internal/demo"
+	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
+	"github.com/nic-exporter/nic_exporter/vmastats"
+)
+
+// Sources is where the collectors read from: this host's kernel
+// interfaces and files, or the demo host's replacements for them. main
+// builds one bundle and each collector gets its part through its
+// constructor's Config, so no collector knows which one it reads.
+type Sources struct {
+	// SysfsPath is the sysfs mount point the netdev and infiniband
+	// collectors read.
+	SysfsPath string
+	// ProcPath is the procfs mount point.
+	ProcPath string
+
+	// VMADirs are the directories searched for libvma's vmastat.<pid>
+	// files. VMALiveness verifies their writers; nil means procfs at
+	// ProcPath.
+	VMADirs     []string
+	VMALiveness vmastats.Liveness
+
+	// Ethtool opens the ethtool collector's source.
+	Ethtool func() (ethtool.Source, error)
+
+	// Kmsg opens the kernel log. KmsgBootTime is the wall-clock time of
+	// its timestamp zero; zero means now minus CLOCK_MONOTONIC.
+	Kmsg         kmsg.Opener
+	KmsgBootTime time.Time
+
+	// AppLogGlobs select the application log files. AppLogFromStart also
+	// counts the lines already in them at start; AppLogTrimPrefix is
+	// removed from the paths used as file labels.
+	AppLogGlobs      []string
+	AppLogFromStart  bool
+	AppLogTrimPrefix string
+
+	// Devlink opens the devlink health collector's source; it is called
+	// on every poll until it succeeds.
+	Devlink func() (devlinkhealth.Source, error)
+}
+
+// hostSources returns this host's sources, as the flags name them.
+func hostSources(o *options) *Sources {
+	x := &o.extra
+	return &Sources{
+		SysfsPath: o.sysfs,
+		ProcPath:  o.procfs,
+		VMADirs:   x.vmaDirs,
+		Ethtool: func() (ethtool.Source, error) {
+			s, err := ethtoolioctl.New(x.ethtoolNetns)
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		},
+		Kmsg:            kmsg.OpenDevKmsg(x.kmsgPath),
+		AppLogGlobs:     x.applogFiles,
+		AppLogFromStart: x.applogFromStart,
+		Devlink:         devlinkhealth.Open,
+	}
+}
+
+// demoSources returns the demo host's replacements for every source.
+func demoSources(h *demo.Host, o *options) *Sources {
+	dl := h.Devlink()
+	return &Sources{
+		SysfsPath:   h.SysfsPath(), // includes /sys/class/infiniband
+		ProcPath:    o.procfs,
+		VMADirs:     []string{h.VMADir()},
+		VMALiveness: h.VMALiveness(),
+		Ethtool:     func() (ethtool.Source, error) { return h.EthtoolSource(), nil },
+		Kmsg:        func() (kmsg.Device, error) { return h.OpenKmsg() },
+		// The demo kernel log counts from the demo host's own boot time.
+		KmsgBootTime: h.BootTime(),
+		// The demo log is written from the demo host's start.
+		AppLogGlobs:      []string{h.VMALogGlob()},
+		AppLogFromStart:  true,
+		AppLogTrimPrefix: h.Dir(),
+		Devlink:          func() (devlinkhealth.Source, error) { return dl, nil },
+	}
+}
