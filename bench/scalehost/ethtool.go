@@ -26,7 +26,7 @@ import (
 // RFC 2819, phy, eth_ext, PCIe, per priority, port module events, then per
 // channel ch<N>_, rx<N>_ with rx<N>_xdp_tx_, tx<N>_, tx<N>_xdp_, then the
 // per-TC buffer and congestion counters. The same list as the collector's
-// fixture collector/testdata/ethtool/mlx5.txt (a test checks it): 304
+// fixture collector/ethtool/testdata/mlx5.txt (a test checks it): 304
 // statistics plus 89 per channel, so 64 channels give 6,000 (node_exporter
 // issue #2096 reported about 5,000 for ConnectX ports of older kernels,
 // whose channels had fewer counters).
