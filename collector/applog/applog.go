@@ -289,7 +289,7 @@ func (a *Collector) follow(path string, startup bool, moved map[fileKey]movedFil
 
 func fileID(st os.FileInfo) (ino, dev uint64) {
 	if s, ok := st.Sys().(*syscall.Stat_t); ok {
-		return s.Ino, s.Dev
+		return s.Ino, uint64(s.Dev) // Dev is an int32 on darwin
 	}
 	return 0, 0
 }
