@@ -118,6 +118,8 @@ func New(cfg Config, log *zap.Logger) (*Collector, error) {
 // Name implements collector.Collector.
 func (*Collector) Name() string { return "applog" }
 
+var _ collector.Collector = (*Collector)(nil)
+
 // Update implements collector.Collector.
 func (a *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	a.mu.Lock()

@@ -141,6 +141,8 @@ func New(cfg Config, log *zap.Logger) *Collector {
 // Name implements collector.Collector.
 func (*Collector) Name() string { return "devlink" }
 
+var _ collector.EventSource = (*Collector)(nil)
+
 var (
 	devlinkReporterLabels = []string{"device", "port", "netdev", "reporter"}
 

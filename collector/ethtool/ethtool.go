@@ -96,6 +96,8 @@ func New(cfg Config, log *zap.Logger) (*Collector, error) {
 // Name implements collector.Collector.
 func (*Collector) Name() string { return "ethtool" }
 
+var _ collector.Collector = (*Collector)(nil)
+
 var (
 	ethtoolInfo = exposition.MustNewDesc("nic_ethtool_info",
 		"Driver information from ethtool -i, value 1.",

@@ -65,6 +65,8 @@ func New(cfg Config, log *zap.Logger) *Collector {
 // Name implements collector.Collector.
 func (*Collector) Name() string { return "infiniband" }
 
+var _ collector.Collector = (*Collector)(nil)
+
 const ibClassDir = "class/infiniband"
 
 // ibDevice is what one poll read of one RDMA device.

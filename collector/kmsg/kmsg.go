@@ -187,8 +187,8 @@ func monotonicBootTime() time.Time {
 // Name implements collector.Collector.
 func (*Collector) Name() string { return "kmsg" }
 
-// Update implements collector.Collector. It renders the counts so far; the reading
-// happens in Watch. It fails if the kernel log cannot be read.
+// Update implements collector.Collector. It renders the counts so far;
+// the reading happens in Watch. It fails if the kernel log cannot be read.
 func (k *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	if _, err := k.open(); err != nil {
 		return err

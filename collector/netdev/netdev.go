@@ -51,6 +51,8 @@ func New(cfg Config, log *zap.Logger) *Collector {
 // Name implements collector.Collector.
 func (*Collector) Name() string { return "netdev" }
 
+var _ collector.Collector = (*Collector)(nil)
+
 // netStat is one file of /sys/class/net/<if>/statistics.
 type netStat struct {
 	file string

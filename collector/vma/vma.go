@@ -69,6 +69,8 @@ func New(cfg Config, log *zap.Logger) *Collector {
 // Name implements collector.Collector.
 func (*Collector) Name() string { return "vma" }
 
+var _ collector.Collector = (*Collector)(nil)
+
 // File states of nic_vma_files.
 const (
 	vmaLive        = "live"
