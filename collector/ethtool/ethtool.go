@@ -222,8 +222,8 @@ func (e *Collector) Update(ctx context.Context, p *collector.Poll) error {
 
 // pollIface reads and emits one interface. found says whether the
 // interface has ethtool driver information at all. An error that
-// isNotExist recognises means the interface went away: nothing of it was
-// emitted.
+// sysfs.IsNotExist recognises means the interface went away: nothing of
+// it was emitted.
 func (e *Collector) pollIface(st *ethIface, identity string, p *collector.Poll) (found bool, err error) {
 	if e.unsupported.Has(identity, "drvinfo") {
 		return false, nil
