@@ -13,7 +13,6 @@ package devlink
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
 )
@@ -279,8 +278,3 @@ func (c *Client) Recover(ctx context.Context, id ReporterID) error { return c.c.
 // calls fn with each notification about health reporters, devices and
 // ports until ctx is done (it then returns ctx.Err()) or receiving fails.
 func (c *Client) Watch(ctx context.Context, fn func(Event)) error { return c.c.Watch(ctx, fn) }
-
-// errorf wraps err with the operation that failed.
-func errorf(op string, err error) error {
-	return fmt.Errorf("devlink: %s: %w", op, err)
-}

@@ -137,6 +137,11 @@ func (c *client) execute(ctx context.Context, op string, cmd uint8, flags netlin
 	return msgs, nil
 }
 
+// errorf wraps err with the operation that failed.
+func errorf(op string, err error) error {
+	return fmt.Errorf("devlink: %s: %w", op, err)
+}
+
 // dump runs a dump request and decodes each reply with parse.
 func dump[T any](ctx context.Context, c *client, op string, cmd uint8, parse func([]byte) (T, error)) ([]T, error) {
 	msgs, err := c.execute(ctx, op, cmd, netlink.Dump, nil)
