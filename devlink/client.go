@@ -15,6 +15,8 @@ import (
 	"context"
 	"strconv"
 	"time"
+
+	"github.com/mdlayher/genetlink"
 )
 
 // Handle names a devlink instance by bus and device, such as
@@ -212,8 +214,11 @@ type Event struct {
 	Port     *Port
 }
 
-// Client is a devlink client. Its methods may be called concurrently;
-// requests are sent one at a time.
+// Client is a devlink client. Its methods may be called concurrently.
+// Diagnose and Dump, which can make a driver collect megabytes from
+// firmware, are sent one at a time on a netlink socket of their own;
+// every other request is sent one at a time on the main socket, so that it
+// never waits behind a dump.
 type Client struct {
 	c *client
 }
@@ -221,14 +226,25 @@ type Client struct {
 // New returns a Client. It fails with an error satisfying
 // errors.Is(err, os.ErrNotExist) when the kernel has no devlink family.
 func New() (*Client, error) {
-	c, err := newClient()
+	return NewWithDial(func() (*genetlink.Conn, error) { return genetlink.Dial(nil) })
+}
+
+// NewWithDial returns a Client whose generic netlink connections come
+// from dial: the main one at once, the one for Diagnose and Dump at the
+// first of them, a fresh one after a request was abandoned at its
+// deadline, and the one Watch listens on. New dials the kernel; tests
+// can dial a fake kernel such as devlinktest's.
+func NewWithDial(dial func() (*genetlink.Conn, error)) (*Client, error) {
+	c, err := newClient(dial)
 	if err != nil {
 		return nil, err
 	}
 	return &Client{c: c}, nil
 }
 
-// Close releases the client's netlink socket.
+// Close releases the client's netlink sockets. It waits for requests in
+// flight; later requests fail with an error satisfying
+// errors.Is(err, net.ErrClosed).
 func (c *Client) Close() error { return c.c.Close() }
 
 // Devices returns every devlink instance.

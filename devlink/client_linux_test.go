@@ -5,7 +5,8 @@ package devlink
 import (
 	"context"
 	"errors"
-	"io"
+	"fmt"
+	"net"
 	"os"
 	"syscall"
 	"testing"
@@ -15,79 +16,29 @@ import (
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/genetlink/genltest"
 	"github.com/mdlayher/netlink"
-	"github.com/mdlayher/netlink/nltest"
 	"golang.org/x/sys/unix"
+
+	"github.com/nic-exporter/nic_exporter/devlink/devlinktest"
 )
 
-var testFamily = genetlink.Family{
-	ID:      26,
-	Version: unix.DEVLINK_GENL_VERSION,
-	Name:    unix.DEVLINK_GENL_NAME,
-	Groups:  []genetlink.MulticastGroup{{ID: 9, Name: unix.DEVLINK_GENL_MCGRP_CONFIG_NAME}},
-}
-
-// errno is what a fake kernel function returns to send a netlink error.
-type errno syscall.Errno
-
-func (e errno) Error() string { return syscall.Errno(e).Error() }
-
-// fakeKernel serves the devlink family with genltest and answers other
-// requests with fn. Replies to dump requests are sent multi-part with a
-// final NLMSG_DONE, as the kernel does, and split across several reads.
-func fakeKernel(t *testing.T, fn genltest.Func) *genetlink.Conn {
+// testClient returns a client of a fake kernel that answers with fn.
+// The test fails if the client leaves a connection open.
+func testClient(t *testing.T, fn devlinktest.Func) *Client {
 	t.Helper()
-	served := genltest.ServeFamily(testFamily, fn)
-	return genetlink.NewConn(nltest.Dial(func(reqs []netlink.Message) ([]netlink.Message, error) {
-		if len(reqs) != 1 {
-			t.Fatalf("fake kernel got %d requests at once", len(reqs))
-		}
-		req := reqs[0]
-		var greq genetlink.Message
-		if err := greq.UnmarshalBinary(req.Data); err != nil {
-			return nil, err
-		}
-		replies, err := served(greq, req)
-		var e errno
-		if errors.As(err, &e) {
-			// nltest.Error keeps the request's flags, which in an error
-			// message would claim extended acknowledgement attributes.
-			m, err := nltest.Error(int(e), reqs)
-			m[0].Header.Flags = 0
-			return m, err
-		}
-		if err != nil {
-			return nil, err
-		}
-		out := make([]netlink.Message, 0, len(replies))
-		for _, r := range replies {
-			b, err := r.MarshalBinary()
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, netlink.Message{Header: netlink.Header{Sequence: req.Header.Sequence, PID: req.Header.PID}, Data: b})
-		}
-		if req.Header.Flags&netlink.Dump != 0 || greq.Header.Command == unix.DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE {
-			if len(out) == 0 {
-				return nil, io.EOF // an empty dump
-			}
-			done := netlink.Message{Header: netlink.Header{Sequence: req.Header.Sequence, PID: req.Header.PID}}
-			return nltest.Multipart(append(out, done))
-		}
-		if req.Header.Flags&netlink.Acknowledge != 0 && len(out) == 0 {
-			return nltest.Error(0, reqs)
-		}
-		return out, nil
-	}))
-}
-
-func testClient(t *testing.T, fn genltest.Func) *Client {
-	t.Helper()
-	c, err := initClient(fakeKernel(t, fn), nil)
+	k := devlinktest.NewKernel(fn)
+	c, err := NewWithDial(k.Dial)
 	if err != nil {
-		t.Fatalf("initClient: %v", err)
+		t.Fatalf("NewWithDial: %v", err)
 	}
-	t.Cleanup(func() { c.Close() })
-	return &Client{c: c}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		if opened, open := k.Conns(); open != 0 {
+			t.Errorf("%d of %d connections left open after Close", open, opened)
+		}
+	})
+	return c
 }
 
 // attrs encodes attributes with fn.
@@ -137,7 +88,7 @@ func TestNewErrors(t *testing.T) {
 			conn := genltest.Dial(func(genetlink.Message, netlink.Message) ([]genetlink.Message, error) {
 				return nil, genltest.Error(int(tc.errno))
 			})
-			_, err := initClient(conn, nil)
+			_, err := initClient(conn, nil, nil)
 			if !errors.Is(err, tc.is) {
 				t.Fatalf("initClient error %v, want one that is %v", err, tc.is)
 			}
@@ -253,10 +204,10 @@ func TestHealthReporters(t *testing.T) {
 			wantErr: func(err error) bool { return errors.Is(err, errNoHandle) },
 		},
 		{name: "garbage", replies: [][]byte{{0xff, 0xff, 0x01}}, wantErr: func(err error) bool { return err != nil }},
-		{name: "permission denied", err: errno(unix.EPERM), wantErr: func(err error) bool { return errors.Is(err, os.ErrPermission) }},
+		{name: "permission denied", err: devlinktest.Errno(unix.EPERM), wantErr: func(err error) bool { return errors.Is(err, os.ErrPermission) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := testClient(t, genltest.CheckRequest(testFamily.ID, unix.DEVLINK_CMD_HEALTH_REPORTER_GET, netlink.Request|netlink.Dump,
+			c := testClient(t, genltest.CheckRequest(devlinktest.Family().ID, unix.DEVLINK_CMD_HEALTH_REPORTER_GET, netlink.Request|netlink.Dump,
 				func(genetlink.Message, netlink.Message) ([]genetlink.Message, error) {
 					if tc.err != nil {
 						return nil, tc.err
@@ -319,7 +270,7 @@ func TestDevicesAndPorts(t *testing.T) {
 			}, nil
 		}
 		t.Errorf("unexpected command %d", greq.Header.Command)
-		return nil, errno(unix.EOPNOTSUPP)
+		return nil, devlinktest.Errno(unix.EOPNOTSUPP)
 	})
 	devs, err := c.Devices(context.Background())
 	if err != nil {
@@ -344,7 +295,7 @@ func TestDevicesAndPorts(t *testing.T) {
 
 func TestInfo(t *testing.T) {
 	h := Handle{"pci", "0000:08:00.1"}
-	c := testClient(t, genltest.CheckRequest(testFamily.ID, unix.DEVLINK_CMD_INFO_GET, netlink.Request,
+	c := testClient(t, genltest.CheckRequest(devlinktest.Family().ID, unix.DEVLINK_CMD_INFO_GET, netlink.Request,
 		func(greq genetlink.Message, _ netlink.Message) ([]genetlink.Message, error) {
 			if got, _, err := decodeHandle(greq.Data, nil); err != nil || got != h {
 				t.Errorf("request for %v (%v), want %v", got, err, h)
@@ -466,7 +417,7 @@ func TestDiagnoseAndDump(t *testing.T) {
 		{unix.DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE, netlink.Request, func(c *Client) (Object, error) { return c.Diagnose(context.Background(), id) }},
 		{unix.DEVLINK_CMD_HEALTH_REPORTER_DUMP_GET, netlink.Request | netlink.Dump, func(c *Client) (Object, error) { return c.Dump(context.Background(), id) }},
 	} {
-		c := testClient(t, genltest.CheckRequest(testFamily.ID, tc.cmd, tc.flags,
+		c := testClient(t, genltest.CheckRequest(devlinktest.Family().ID, tc.cmd, tc.flags,
 			func(greq genetlink.Message, _ netlink.Message) ([]genetlink.Message, error) {
 				r, err := parseReporter(attrs(t, reporterAttrs("pci", "0000:08:00.1", &port, func(ae *netlink.AttributeEncoder) {
 					ae.String(unix.DEVLINK_ATTR_HEALTH_REPORTER_NAME, "tx")
@@ -528,7 +479,7 @@ func TestSetAndRecover(t *testing.T) {
 		}
 		got = append(got, r)
 		if greq.Header.Command == unix.DEVLINK_CMD_HEALTH_REPORTER_RECOVER {
-			return nil, errno(unix.EINVAL) // as netdevsim with fail_recover set
+			return nil, devlinktest.Errno(unix.EINVAL) // as netdevsim with fail_recover set
 		}
 		return nil, nil
 	})
@@ -625,10 +576,13 @@ func TestWatch(t *testing.T) {
 			msg(unix.DEVLINK_CMD_HEALTH_REPORTER_RECOVER, []byte{1, 2, 3}), // undecodable: dropped
 		}},
 	}}
-	c, err := initClient(fakeKernel(t, nil), func() (eventConn, error) { return fe, nil })
+	k := devlinktest.NewKernel(nil)
+	conn, _ := k.Dial()
+	c, err := initClient(conn, k.Dial, func() (eventConn, error) { return fe, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer c.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	var got []Event
 	err = (&Client{c: c}).Watch(ctx, func(e Event) {
@@ -686,37 +640,108 @@ func TestNewOnThisKernel(t *testing.T) {
 }
 
 // TestReopenAfterDeadline checks that a request abandoned at its
-// deadline makes the next request use a fresh socket, so the rest of the
-// abandoned reply cannot be taken for the next one.
+// deadline closes its socket, so the rest of the abandoned reply cannot be
+// taken for the next request's, and that the next request opens a fresh
+// one.
 func TestReopenAfterDeadline(t *testing.T) {
 	first := true
-	c := testClient(t, func(genetlink.Message, netlink.Message) ([]genetlink.Message, error) {
+	k := devlinktest.NewKernel(func(genetlink.Message, netlink.Message) ([]genetlink.Message, error) {
 		if first {
 			first = false
 			return nil, os.ErrDeadlineExceeded
 		}
-		t.Error("request sent on the abandoned socket")
-		return nil, nil
+		return []genetlink.Message{msg(unix.DEVLINK_CMD_NEW, attrs(t, func(ae *netlink.AttributeEncoder) {
+			encodeHandle(ae, Handle{"pci", "0000:08:00.0"})
+		}))}, nil
 	})
-	redials := 0
-	c.c.redial = func() (*genetlink.Conn, error) {
-		redials++
-		return fakeKernel(t, func(genetlink.Message, netlink.Message) ([]genetlink.Message, error) {
-			return []genetlink.Message{msg(unix.DEVLINK_CMD_NEW, attrs(t, func(ae *netlink.AttributeEncoder) {
-				encodeHandle(ae, Handle{"pci", "0000:08:00.0"})
-			}))}, nil
-		}), nil
+	c, err := NewWithDial(k.Dial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	conns := func(want string) string {
+		opened, open := k.Conns()
+		return fmt.Sprintf("%d opened, %d open; want %s", opened, open, want)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	if _, err := c.Devices(ctx); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("first request: %v, want a deadline error", err)
 	}
-	devs, err := c.Devices(ctx)
-	if err != nil || len(devs) != 1 || redials != 1 {
-		t.Fatalf("second request: %v, %v after %d redials; want one device from one fresh socket", devs, err, redials)
+	if opened, open := k.Conns(); opened != 1 || open != 0 {
+		t.Fatalf("after the abandoned request: %s", conns("the socket closed"))
 	}
-	if _, err := c.Devices(ctx); err != nil || redials != 1 {
-		t.Fatalf("third request: %v after %d redials; want the fresh socket reused", err, redials)
+	devs, err := c.Devices(ctx)
+	if err != nil || len(devs) != 1 {
+		t.Fatalf("second request: %v, %v; want one device", devs, err)
+	}
+	if opened, open := k.Conns(); opened != 2 || open != 1 {
+		t.Fatalf("after the second request: %s", conns("one fresh socket"))
+	}
+	if _, err := c.Devices(ctx); err != nil {
+		t.Fatalf("third request: %v", err)
+	}
+	if opened, open := k.Conns(); opened != 2 || open != 1 {
+		t.Fatalf("after the third request: %s", conns("the fresh socket reused"))
+	}
+}
+
+// TestCaptureConnection checks the life of the connection that diagnose
+// and dump requests use: opened at the first of them, reused, closed by
+// Close, and not reopened after it.
+func TestCaptureConnection(t *testing.T) {
+	id := ReporterID{Handle: Handle{"pci", "0000:08:00.0"}, Name: "fw"}
+	k := devlinktest.NewKernel(func(greq genetlink.Message, _ netlink.Message) ([]genetlink.Message, error) {
+		switch greq.Header.Command {
+		case unix.DEVLINK_CMD_HEALTH_REPORTER_GET:
+			return []genetlink.Message{msg(greq.Header.Command, attrs(t, reporterAttrs("pci", "0000:08:00.0", nil, func(ae *netlink.AttributeEncoder) {
+				ae.String(unix.DEVLINK_ATTR_HEALTH_REPORTER_NAME, "fw")
+			})))}, nil
+		case unix.DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE, unix.DEVLINK_CMD_HEALTH_REPORTER_DUMP_GET:
+			return []genetlink.Message{msg(greq.Header.Command, attrs(t, fmsgAttrs(objStart, pairStart, name("x"), u32(1), nestEnd, nestEnd)))}, nil
+		}
+		return nil, devlinktest.Errno(unix.EOPNOTSUPP)
+	})
+	c, err := NewWithDial(k.Dial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, step := range []struct {
+		name         string
+		call         func() error
+		opened, open int
+	}{
+		{"New", func() error { return nil }, 1, 1},
+		{"polls", func() error {
+			if _, err := c.HealthReporters(ctx); err != nil {
+				return err
+			}
+			_, err := c.HealthReporter(ctx, id)
+			return err
+		}, 1, 1},
+		{"first diagnose", func() error { _, err := c.Diagnose(ctx, id); return err }, 2, 2},
+		{"dump", func() error { _, err := c.Dump(ctx, id); return err }, 2, 2},
+		{"poll after captures", func() error { _, err := c.HealthReporter(ctx, id); return err }, 2, 2},
+		{"Close", c.Close, 2, 0},
+		{"dump after Close", func() error {
+			if _, err := c.Dump(ctx, id); !errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("dump error %v, want net.ErrClosed", err)
+			}
+			return nil
+		}, 2, 0},
+		{"poll after Close", func() error {
+			if _, err := c.HealthReporters(ctx); !errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("poll error %v, want net.ErrClosed", err)
+			}
+			return nil
+		}, 2, 0},
+	} {
+		if err := step.call(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if opened, open := k.Conns(); opened != step.opened || open != step.open {
+			t.Fatalf("after %s: %d connections opened, %d open; want %d, %d", step.name, opened, open, step.opened, step.open)
+		}
 	}
 }
