@@ -157,7 +157,11 @@ type HealthReporter struct {
 	GracefulPeriod *time.Duration
 	AutoRecover    *bool
 	AutoDump       *bool
-	// LastDump is the wall-clock time of the stored dump, if any.
+	// LastDump is the wall-clock time of the stored dump, if any. Linux
+	// 5.1, 5.2 and 5.3 before 5.3.12 send it only on the kernel's
+	// 32-bit jiffies clock; it is then placed on the wall clock to within
+	// about a second, for kernels built with HZ 100, 250 or 1000 and
+	// dumps less than 49 days old.
 	LastDump *time.Time
 }
 

@@ -26,6 +26,9 @@ type client struct {
 	polls, captures *lane
 	// dialEvents opens the connection Watch listens on.
 	dialEvents func() (eventConn, error)
+	// clock reads the clocks that place the kernel's older dump
+	// timestamps in wall-clock time.
+	clock func() kernelClock
 }
 
 // lane is one request connection. Its requests run one at a time, each
@@ -82,6 +85,7 @@ func initClient(conn *genetlink.Conn, dial func() (*genetlink.Conn, error), dial
 		polls:      &lane{dial: dial, conn: conn},
 		captures:   &lane{dial: dial},
 		dialEvents: dialEvents,
+		clock:      readKernelClock,
 	}
 	for _, g := range f.Groups {
 		if g.Name == unix.DEVLINK_GENL_MCGRP_CONFIG_NAME {
@@ -196,7 +200,7 @@ func (c *client) Ports(ctx context.Context) ([]Port, error) {
 }
 
 func (c *client) HealthReporters(ctx context.Context) ([]HealthReporter, error) {
-	return dump(ctx, c, "listing health reporters", unix.DEVLINK_CMD_HEALTH_REPORTER_GET, parseReporter)
+	return dump(ctx, c, "listing health reporters", unix.DEVLINK_CMD_HEALTH_REPORTER_GET, c.reporterParser())
 }
 
 // single decodes the one reply of a request.
@@ -231,7 +235,7 @@ func (c *client) HealthReporter(ctx context.Context, id ReporterID) (HealthRepor
 	if err != nil {
 		return HealthReporter{}, err
 	}
-	return single(msgs, op, parseReporter)
+	return single(msgs, op, c.reporterParser())
 }
 
 // fmsg runs a diagnose or dump request on the capture connection and
@@ -252,6 +256,21 @@ func (c *client) fmsg(ctx context.Context, op string, cmd uint8, flags netlink.H
 		return nil, errorf(op, err)
 	}
 	return o, nil
+}
+
+// reporterParser returns a parser of the health reporter messages of one
+// reply. It reads the clocks that place older kernels' dump timestamps
+// once, at the first message, so after the kernel took any dump the reply
+// reports.
+func (c *client) reporterParser() func([]byte) (HealthReporter, error) {
+	var now *kernelClock
+	return func(b []byte) (HealthReporter, error) {
+		if now == nil {
+			n := c.clock()
+			now = &n
+		}
+		return parseReporter(b, *now)
+	}
 }
 
 func (c *client) Diagnose(ctx context.Context, id ReporterID) (Object, error) {
@@ -327,20 +346,21 @@ func (c *client) Watch(ctx context.Context, fn func(Event)) error {
 			return errorf("receiving events", err)
 		}
 		for _, m := range msgs {
-			if ev, ok := decodeEvent(m); ok {
+			if ev, ok := decodeEvent(m, c.clock()); ok {
 				fn(ev)
 			}
 		}
 	}
 }
 
-// decodeEvent turns one notification into an Event. Notifications of
-// other kinds (parameters, regions, traps) and undecodable ones are
-// dropped: the next poll reads the state anyway.
-func decodeEvent(m genetlink.Message) (Event, bool) {
+// decodeEvent turns one notification, received when the clocks read
+// now, into an Event. Notifications of other kinds (parameters, regions,
+// traps) and undecodable ones are dropped: the next poll reads the state
+// anyway.
+func decodeEvent(m genetlink.Message, now kernelClock) (Event, bool) {
 	switch m.Header.Command {
 	case unix.DEVLINK_CMD_HEALTH_REPORTER_RECOVER:
-		r, err := parseReporter(m.Data)
+		r, err := parseReporter(m.Data, now)
 		if err != nil {
 			return Event{}, false
 		}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/nic-exporter/nic_exporter/collector/testenv"
 	"github.com/nic-exporter/nic_exporter/devlink/devlinktest"
 )
 
@@ -421,7 +424,7 @@ func TestDiagnoseAndDump(t *testing.T) {
 			func(greq genetlink.Message, _ netlink.Message) ([]genetlink.Message, error) {
 				r, err := parseReporter(attrs(t, reporterAttrs("pci", "0000:08:00.1", &port, func(ae *netlink.AttributeEncoder) {
 					ae.String(unix.DEVLINK_ATTR_HEALTH_REPORTER_NAME, "tx")
-				})))
+				})), kernelClock{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -744,4 +747,111 @@ func TestCaptureConnection(t *testing.T) {
 			t.Fatalf("after %s: %d connections opened, %d open; want %d, %d", step.name, opened, open, step.opened, step.open)
 		}
 	}
+}
+
+// TestDumpTimestamps checks how the time of a reporter's stored dump is
+// decoded from what kernels send: Linux 5.4 and 5.3.12 and later send the
+// wall clock in ns (DUMP_TS_NS) beside the older jiffies-based ms
+// (DUMP_TS); 5.1, 5.2 and earlier 5.3 releases send only the older one,
+// which is placed on the wall clock with a reading of the monotonic clock.
+func TestDumpTimestamps(t *testing.T) {
+	wall := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	// 10 days of uptime: jiffies_to_msecs gives uptime less 300 s.
+	const uptimeMs = 10 * 24 * 3600 * 1000
+	now := kernelClock{wall: wall, msecs: uptimeMs - 300_000, ok: true}
+	at := func(t time.Time) *time.Time { return &t }
+	// wrap32 truncates as the kernel's unsigned int does.
+	wrap32 := func(v uint64) uint32 { return uint32(v) }
+	for _, tc := range []struct {
+		name   string
+		ns, ms *uint64
+		now    kernelClock
+		want   *time.Time
+	}{
+		{name: "no dump stored", now: now},
+		{name: "both: the wall clock in ns wins", ns: ptr(uint64(1_700_000_000_123_000_000)), ms: ptr(uint64(1)), now: now,
+			want: at(time.Unix(0, 1_700_000_000_123_000_000))},
+		{name: "only ns", ns: ptr(uint64(1_700_000_000_123_000_000)), now: now, want: at(time.Unix(0, 1_700_000_000_123_000_000))},
+		{name: "ns beyond int64", ns: ptr(uint64(1 << 63)), ms: ptr(uint64(now.msecs)), now: now},
+		{name: "only ms: 90 s ago", ms: ptr(uint64(now.msecs - 90_000)), now: now, want: at(wall.Add(-90 * time.Second))},
+		{name: "only ms: just now", ms: ptr(uint64(now.msecs)), now: now, want: at(wall)},
+		{name: "only ms: 25 ms ahead of the monotonic clock", ms: ptr(uint64(now.msecs + 25)), now: now, want: at(wall)},
+		{name: "only ms: 40 days ago", ms: ptr(uint64(now.msecs - 40*24*3600*1000)), now: now, want: at(wall.Add(-40 * 24 * time.Hour))},
+		{
+			// 200 s after boot jiffies_to_msecs is 2^32 - 100 s; 250 s
+			// later it has wrapped to 150 s.
+			name: "only ms: across the 32-bit wrap 5 minutes after boot", ms: ptr(uint64(1<<32 - 100_000)),
+			now: kernelClock{wall: wall, msecs: 150_000, ok: true}, want: at(wall.Add(-250 * time.Second)),
+		},
+		{
+			// 60 days of uptime have wrapped the clock once, 49.7 days
+			// after boot; the dump was 2 hours ago.
+			name: "only ms: after a wrap, 60 days up", ms: ptr(uint64(wrap32(60*24*3600*1000 - 300_000 - 2*3600*1000))),
+			now: kernelClock{wall: wall, msecs: wrap32(60*24*3600*1000 - 300_000), ok: true}, want: at(wall.Add(-2 * time.Hour)),
+		},
+		{name: "only ms: no monotonic clock", ms: ptr(uint64(now.msecs)), now: kernelClock{wall: wall}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := attrs(t, reporterAttrs("pci", "0000:08:00.0", nil, func(ae *netlink.AttributeEncoder) {
+				ae.String(unix.DEVLINK_ATTR_HEALTH_REPORTER_NAME, "fw_fatal")
+				if tc.ms != nil {
+					ae.Uint64(unix.DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS, *tc.ms)
+				}
+				if tc.ns != nil {
+					ae.Uint64(unix.DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS_NS, *tc.ns)
+				}
+			}))
+			r, err := parseReporter(b, tc.now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, r.LastDump); diff != "" {
+				t.Errorf("LastDump (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReadKernelClock checks the derivation of jiffies_to_msecs(jiffies)
+// from the monotonic clock against the jiffies of the kernel the tests
+// run on, which /proc/timer_list shows to root. /proc does not say the
+// kernel's HZ, so the test accepts any of 100, 250 and 1000 for which the
+// two agree; a wrong derivation (a missing 300 s offset, the 32-bit
+// truncation) agrees with none.
+func TestReadKernelClock(t *testing.T) {
+	testenv.Root(t)
+	timerList, err := os.ReadFile("/proc/timer_list")
+	testenv.Require(t, err == nil, fmt.Sprintf("/proc/timer_list (%v)", err))
+	now := readKernelClock()
+	if !now.ok {
+		t.Fatal("readKernelClock could not read the monotonic clock")
+	}
+	var jiffies uint64
+	found := false
+	for _, line := range strings.Split(string(timerList), "\n") {
+		if v, ok := strings.CutPrefix(line, "jiffies: "); ok {
+			if jiffies, err = strconv.ParseUint(v, 10, 64); err != nil {
+				t.Fatalf("/proc/timer_list: %q: %v", line, err)
+			}
+			found = true
+			break
+		}
+	}
+	if !found {
+		t.Fatal("/proc/timer_list has no jiffies line")
+	}
+	var tried []string
+	for _, hz := range []uint64{100, 250, 1000} {
+		// jiffies_to_msecs for HZ dividing 1000: a multiplication
+		// truncated to the unsigned int it returns.
+		kernel := uint32(jiffies * (1000 / hz))
+		// The readings are a file read apart, and jiffies tick every
+		// 1000/HZ ms.
+		if msecsAge(kernel, now.msecs) < time.Second && msecsAge(now.msecs, kernel) < time.Second {
+			t.Logf("jiffies %d, HZ %d: jiffies_to_msecs %d, derived %d", jiffies, hz, kernel, now.msecs)
+			return
+		}
+		tried = append(tried, fmt.Sprintf("HZ %d: %d", hz, kernel))
+	}
+	t.Errorf("readKernelClock derives %d ms, but the kernel's jiffies %d give %s", now.msecs, jiffies, strings.Join(tried, ", "))
 }
