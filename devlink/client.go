@@ -13,9 +13,10 @@ package devlink
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/mdlayher/genetlink"
 )
 
 // Handle names a devlink instance by bus and device, such as
@@ -156,7 +157,11 @@ type HealthReporter struct {
 	GracefulPeriod *time.Duration
 	AutoRecover    *bool
 	AutoDump       *bool
-	// LastDump is the wall-clock time of the stored dump, if any.
+	// LastDump is the wall-clock time of the stored dump, if any. Linux
+	// 5.1, 5.2 and 5.3 before 5.3.12 send it only on the kernel's
+	// 32-bit jiffies clock; it is then placed on the wall clock to within
+	// about a second, for kernels built with HZ 100, 250 or 1000 and
+	// dumps less than 49 days old.
 	LastDump *time.Time
 }
 
@@ -213,8 +218,11 @@ type Event struct {
 	Port     *Port
 }
 
-// Client is a devlink client. Its methods may be called concurrently;
-// requests are sent one at a time.
+// Client is a devlink client. Its methods may be called concurrently.
+// Diagnose and Dump, which can make a driver collect megabytes from
+// firmware, are sent one at a time on a netlink socket of their own;
+// every other request is sent one at a time on the main socket, so that it
+// never waits behind a dump.
 type Client struct {
 	c *client
 }
@@ -222,14 +230,25 @@ type Client struct {
 // New returns a Client. It fails with an error satisfying
 // errors.Is(err, os.ErrNotExist) when the kernel has no devlink family.
 func New() (*Client, error) {
-	c, err := newClient()
+	return NewWithDial(func() (*genetlink.Conn, error) { return genetlink.Dial(nil) })
+}
+
+// NewWithDial returns a Client whose generic netlink connections come
+// from dial: the main one at once, the one for Diagnose and Dump at the
+// first of them, a fresh one after a request was abandoned at its
+// deadline, and the one Watch listens on. New dials the kernel; tests
+// can dial a fake kernel such as devlinktest's.
+func NewWithDial(dial func() (*genetlink.Conn, error)) (*Client, error) {
+	c, err := newClient(dial)
 	if err != nil {
 		return nil, err
 	}
 	return &Client{c: c}, nil
 }
 
-// Close releases the client's netlink socket.
+// Close releases the client's netlink sockets. It waits for requests in
+// flight; later requests fail with an error satisfying
+// errors.Is(err, net.ErrClosed).
 func (c *Client) Close() error { return c.c.Close() }
 
 // Devices returns every devlink instance.
@@ -279,8 +298,3 @@ func (c *Client) Recover(ctx context.Context, id ReporterID) error { return c.c.
 // calls fn with each notification about health reporters, devices and
 // ports until ctx is done (it then returns ctx.Err()) or receiving fails.
 func (c *Client) Watch(ctx context.Context, fn func(Event)) error { return c.c.Watch(ctx, fn) }
-
-// errorf wraps err with the operation that failed.
-func errorf(op string, err error) error {
-	return fmt.Errorf("devlink: %s: %w", op, err)
-}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"sync"
 	"syscall"
@@ -16,18 +17,27 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// client is the Linux implementation on a generic netlink connection.
+// client is the Linux implementation on generic netlink connections.
 type client struct {
-	mu   sync.Mutex // one request at a time, with its deadline
-	conn *genetlink.Conn
-	// redial opens a fresh request socket after one was abandoned
-	// mid-reply (nil in tests); stale is set until then.
-	redial func() (*genetlink.Conn, error)
-	stale  bool
 	family genetlink.Family
 	group  uint32 // id of the "config" multicast group; 0 if absent
-	// dialEvents opens the second connection Watch listens on.
+	// polls carries every request but diagnose and dump; captures
+	// carries those, so that a poll never waits behind a large dump.
+	polls, captures *lane
+	// dialEvents opens the connection Watch listens on.
 	dialEvents func() (eventConn, error)
+	// clock reads the clocks that place the kernel's older dump
+	// timestamps in wall-clock time.
+	clock func() kernelClock
+}
+
+// lane is one request connection. Its requests run one at a time, each
+// with its deadline.
+type lane struct {
+	dial   func() (*genetlink.Conn, error)
+	mu     sync.Mutex
+	conn   *genetlink.Conn // nil until the first request, and after one was abandoned
+	closed bool
 }
 
 // eventConn is the part of a genetlink.Conn that Watch uses.
@@ -38,13 +48,13 @@ type eventConn interface {
 	Close() error
 }
 
-func newClient() (*client, error) {
-	conn, err := genetlink.Dial(nil)
+func newClient(dial func() (*genetlink.Conn, error)) (*client, error) {
+	conn, err := dial()
 	if err != nil {
 		return nil, errorf("opening generic netlink", err)
 	}
-	c, err := initClient(conn, func() (eventConn, error) {
-		ec, err := genetlink.Dial(nil)
+	c, err := initClient(conn, dial, func() (eventConn, error) {
+		ec, err := dial()
 		if err != nil {
 			return nil, err
 		}
@@ -58,19 +68,25 @@ func newClient() (*client, error) {
 		conn.Close()
 		return nil, err
 	}
-	c.redial = func() (*genetlink.Conn, error) { return genetlink.Dial(nil) }
 	return c, nil
 }
 
-// initClient resolves the devlink family on conn. Tests hand in a fake
-// connection.
-func initClient(conn *genetlink.Conn, dialEvents func() (eventConn, error)) (*client, error) {
+// initClient resolves the devlink family on conn, which becomes the poll
+// connection; dial opens the capture connection and replaces abandoned
+// ones. Tests hand in connections to a fake kernel.
+func initClient(conn *genetlink.Conn, dial func() (*genetlink.Conn, error), dialEvents func() (eventConn, error)) (*client, error) {
 	f, err := conn.GetFamily(unix.DEVLINK_GENL_NAME)
 	if err != nil {
 		// A missing family is ENOENT, which satisfies os.ErrNotExist.
 		return nil, errorf("resolving the generic netlink family", err)
 	}
-	c := &client{conn: conn, family: f, dialEvents: dialEvents}
+	c := &client{
+		family:     f,
+		polls:      &lane{dial: dial, conn: conn},
+		captures:   &lane{dial: dial},
+		dialEvents: dialEvents,
+		clock:      readKernelClock,
+	}
 	for _, g := range f.Groups {
 		if g.Name == unix.DEVLINK_GENL_MCGRP_CONFIG_NAME {
 			c.group = g.ID
@@ -79,16 +95,28 @@ func initClient(conn *genetlink.Conn, dialEvents func() (eventConn, error)) (*cl
 	return c, nil
 }
 
+// Close closes both request connections, after the requests in flight on
+// them end.
 func (c *client) Close() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.conn.Close()
+	return errors.Join(c.polls.close(), c.captures.close())
 }
 
-// execute sends one request and returns the replies, honouring ctx's
-// deadline. Errors keep the errno so errors.Is works with os.ErrNotExist,
-// os.ErrPermission and errors.ErrUnsupported.
-func (c *client) execute(ctx context.Context, op string, cmd uint8, flags netlink.HeaderFlags, encode func(*netlink.AttributeEncoder)) ([]genetlink.Message, error) {
+func (l *lane) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	if l.conn == nil {
+		return nil
+	}
+	err := l.conn.Close()
+	l.conn = nil
+	return err
+}
+
+// execute sends one request on l and returns the replies, honouring
+// ctx's deadline. Errors keep the errno so errors.Is works with
+// os.ErrNotExist, os.ErrPermission and errors.ErrUnsupported.
+func (c *client) execute(ctx context.Context, l *lane, op string, cmd uint8, flags netlink.HeaderFlags, encode func(*netlink.AttributeEncoder)) ([]genetlink.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, errorf(op, err)
 	}
@@ -101,33 +129,37 @@ func (c *client) execute(ctx context.Context, op string, cmd uint8, flags netlin
 			return nil, errorf(op, err)
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.stale && c.redial != nil {
-		// The last request was abandoned at its deadline: the rest of its
-		// reply may still be queued on the socket and would be taken for
-		// the reply to this one.
-		conn, err := c.redial()
-		if err != nil {
-			return nil, errorf(op, fmt.Errorf("reopening the netlink socket: %w", err))
-		}
-		c.conn.Close()
-		c.conn, c.stale = conn, false
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, errorf(op, net.ErrClosed)
 	}
+	if l.conn == nil {
+		conn, err := l.dial()
+		if err != nil {
+			return nil, errorf(op, fmt.Errorf("opening a netlink socket: %w", err))
+		}
+		l.conn = conn
+	}
+	conn := l.conn
 	if d, ok := ctx.Deadline(); ok {
 		// Best effort: a socket without deadlines (a test's fake) or a
 		// closed one (which fails the request anyway) refuses it.
-		if err := c.conn.SetDeadline(d); err == nil {
-			defer c.conn.SetDeadline(time.Time{})
+		if err := conn.SetDeadline(d); err == nil {
+			defer conn.SetDeadline(time.Time{})
 		}
 	}
-	msgs, err := c.conn.Execute(genetlink.Message{
+	msgs, err := conn.Execute(genetlink.Message{
 		Header: genetlink.Header{Command: cmd, Version: c.family.Version},
 		Data:   data,
 	}, c.family.ID, netlink.Request|flags)
 	if err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			c.stale = true
+			// The rest of the abandoned reply may still be queued on the
+			// socket and would be taken for the reply to the next
+			// request: the next one opens a fresh socket.
+			conn.Close()
+			l.conn = nil
 			if ctx.Err() != nil {
 				err = ctx.Err()
 			}
@@ -137,9 +169,14 @@ func (c *client) execute(ctx context.Context, op string, cmd uint8, flags netlin
 	return msgs, nil
 }
 
+// errorf wraps err with the operation that failed.
+func errorf(op string, err error) error {
+	return fmt.Errorf("devlink: %s: %w", op, err)
+}
+
 // dump runs a dump request and decodes each reply with parse.
 func dump[T any](ctx context.Context, c *client, op string, cmd uint8, parse func([]byte) (T, error)) ([]T, error) {
-	msgs, err := c.execute(ctx, op, cmd, netlink.Dump, nil)
+	msgs, err := c.execute(ctx, c.polls, op, cmd, netlink.Dump, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +200,7 @@ func (c *client) Ports(ctx context.Context) ([]Port, error) {
 }
 
 func (c *client) HealthReporters(ctx context.Context) ([]HealthReporter, error) {
-	return dump(ctx, c, "listing health reporters", unix.DEVLINK_CMD_HEALTH_REPORTER_GET, parseReporter)
+	return dump(ctx, c, "listing health reporters", unix.DEVLINK_CMD_HEALTH_REPORTER_GET, c.reporterParser())
 }
 
 // single decodes the one reply of a request.
@@ -181,7 +218,7 @@ func single[T any](msgs []genetlink.Message, op string, parse func([]byte) (T, e
 
 func (c *client) Info(ctx context.Context, h Handle) (Info, error) {
 	op := "reading info of " + h.String()
-	msgs, err := c.execute(ctx, op, unix.DEVLINK_CMD_INFO_GET, 0, func(ae *netlink.AttributeEncoder) {
+	msgs, err := c.execute(ctx, c.polls, op, unix.DEVLINK_CMD_INFO_GET, 0, func(ae *netlink.AttributeEncoder) {
 		encodeHandle(ae, h)
 	})
 	if err != nil {
@@ -192,17 +229,19 @@ func (c *client) Info(ctx context.Context, h Handle) (Info, error) {
 
 func (c *client) HealthReporter(ctx context.Context, id ReporterID) (HealthReporter, error) {
 	op := "reading health reporter " + id.String()
-	msgs, err := c.execute(ctx, op, unix.DEVLINK_CMD_HEALTH_REPORTER_GET, 0, func(ae *netlink.AttributeEncoder) {
+	msgs, err := c.execute(ctx, c.polls, op, unix.DEVLINK_CMD_HEALTH_REPORTER_GET, 0, func(ae *netlink.AttributeEncoder) {
 		encodeReporterID(ae, id)
 	})
 	if err != nil {
 		return HealthReporter{}, err
 	}
-	return single(msgs, op, parseReporter)
+	return single(msgs, op, c.reporterParser())
 }
 
+// fmsg runs a diagnose or dump request on the capture connection and
+// decodes the output.
 func (c *client) fmsg(ctx context.Context, op string, cmd uint8, flags netlink.HeaderFlags, id ReporterID) (Object, error) {
-	msgs, err := c.execute(ctx, op, cmd, flags, func(ae *netlink.AttributeEncoder) {
+	msgs, err := c.execute(ctx, c.captures, op, cmd, flags, func(ae *netlink.AttributeEncoder) {
 		encodeReporterID(ae, id)
 	})
 	if err != nil {
@@ -219,6 +258,21 @@ func (c *client) fmsg(ctx context.Context, op string, cmd uint8, flags netlink.H
 	return o, nil
 }
 
+// reporterParser returns a parser of the health reporter messages of one
+// reply. It reads the clocks that place older kernels' dump timestamps
+// once, at the first message, so after the kernel took any dump the reply
+// reports.
+func (c *client) reporterParser() func([]byte) (HealthReporter, error) {
+	var now *kernelClock
+	return func(b []byte) (HealthReporter, error) {
+		if now == nil {
+			n := c.clock()
+			now = &n
+		}
+		return parseReporter(b, *now)
+	}
+}
+
 func (c *client) Diagnose(ctx context.Context, id ReporterID) (Object, error) {
 	return c.fmsg(ctx, "diagnosing "+id.String(), unix.DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE, 0, id)
 }
@@ -228,7 +282,7 @@ func (c *client) Dump(ctx context.Context, id ReporterID) (Object, error) {
 }
 
 func (c *client) SetHealthReporter(ctx context.Context, id ReporterID, s HealthReporterSettings) error {
-	_, err := c.execute(ctx, "setting "+id.String(), unix.DEVLINK_CMD_HEALTH_REPORTER_SET, netlink.Acknowledge, func(ae *netlink.AttributeEncoder) {
+	_, err := c.execute(ctx, c.polls, "setting "+id.String(), unix.DEVLINK_CMD_HEALTH_REPORTER_SET, netlink.Acknowledge, func(ae *netlink.AttributeEncoder) {
 		encodeReporterID(ae, id)
 		if s.GracefulPeriod != nil {
 			ae.Uint64(unix.DEVLINK_ATTR_HEALTH_REPORTER_GRACEFUL_PERIOD, uint64(s.GracefulPeriod.Milliseconds()))
@@ -244,7 +298,7 @@ func (c *client) SetHealthReporter(ctx context.Context, id ReporterID, s HealthR
 }
 
 func (c *client) Recover(ctx context.Context, id ReporterID) error {
-	_, err := c.execute(ctx, "recovering "+id.String(), unix.DEVLINK_CMD_HEALTH_REPORTER_RECOVER, netlink.Acknowledge, func(ae *netlink.AttributeEncoder) {
+	_, err := c.execute(ctx, c.polls, "recovering "+id.String(), unix.DEVLINK_CMD_HEALTH_REPORTER_RECOVER, netlink.Acknowledge, func(ae *netlink.AttributeEncoder) {
 		encodeReporterID(ae, id)
 	})
 	return err
@@ -292,20 +346,21 @@ func (c *client) Watch(ctx context.Context, fn func(Event)) error {
 			return errorf("receiving events", err)
 		}
 		for _, m := range msgs {
-			if ev, ok := decodeEvent(m); ok {
+			if ev, ok := decodeEvent(m, c.clock()); ok {
 				fn(ev)
 			}
 		}
 	}
 }
 
-// decodeEvent turns one notification into an Event. Notifications of
-// other kinds (parameters, regions, traps) and undecodable ones are
-// dropped: the next poll reads the state anyway.
-func decodeEvent(m genetlink.Message) (Event, bool) {
+// decodeEvent turns one notification, received when the clocks read
+// now, into an Event. Notifications of other kinds (parameters, regions,
+// traps) and undecodable ones are dropped: the next poll reads the state
+// anyway.
+func decodeEvent(m genetlink.Message, now kernelClock) (Event, bool) {
 	switch m.Header.Command {
 	case unix.DEVLINK_CMD_HEALTH_REPORTER_RECOVER:
-		r, err := parseReporter(m.Data)
+		r, err := parseReporter(m.Data, now)
 		if err != nil {
 			return Event{}, false
 		}

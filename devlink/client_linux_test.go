@@ -5,8 +5,11 @@ package devlink
 import (
 	"context"
 	"errors"
-	"io"
+	"fmt"
+	"net"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -15,79 +18,30 @@ import (
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/genetlink/genltest"
 	"github.com/mdlayher/netlink"
-	"github.com/mdlayher/netlink/nltest"
 	"golang.org/x/sys/unix"
+
+	"github.com/nic-exporter/nic_exporter/collector/testenv"
+	"github.com/nic-exporter/nic_exporter/devlink/devlinktest"
 )
 
-var testFamily = genetlink.Family{
-	ID:      26,
-	Version: unix.DEVLINK_GENL_VERSION,
-	Name:    unix.DEVLINK_GENL_NAME,
-	Groups:  []genetlink.MulticastGroup{{ID: 9, Name: unix.DEVLINK_GENL_MCGRP_CONFIG_NAME}},
-}
-
-// errno is what a fake kernel function returns to send a netlink error.
-type errno syscall.Errno
-
-func (e errno) Error() string { return syscall.Errno(e).Error() }
-
-// fakeKernel serves the devlink family with genltest and answers other
-// requests with fn. Replies to dump requests are sent multi-part with a
-// final NLMSG_DONE, as the kernel does, and split across several reads.
-func fakeKernel(t *testing.T, fn genltest.Func) *genetlink.Conn {
+// testClient returns a client of a fake kernel that answers with fn.
+// The test fails if the client leaves a connection open.
+func testClient(t *testing.T, fn devlinktest.Func) *Client {
 	t.Helper()
-	served := genltest.ServeFamily(testFamily, fn)
-	return genetlink.NewConn(nltest.Dial(func(reqs []netlink.Message) ([]netlink.Message, error) {
-		if len(reqs) != 1 {
-			t.Fatalf("fake kernel got %d requests at once", len(reqs))
-		}
-		req := reqs[0]
-		var greq genetlink.Message
-		if err := greq.UnmarshalBinary(req.Data); err != nil {
-			return nil, err
-		}
-		replies, err := served(greq, req)
-		var e errno
-		if errors.As(err, &e) {
-			// nltest.Error keeps the request's flags, which in an error
-			// message would claim extended acknowledgement attributes.
-			m, err := nltest.Error(int(e), reqs)
-			m[0].Header.Flags = 0
-			return m, err
-		}
-		if err != nil {
-			return nil, err
-		}
-		out := make([]netlink.Message, 0, len(replies))
-		for _, r := range replies {
-			b, err := r.MarshalBinary()
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, netlink.Message{Header: netlink.Header{Sequence: req.Header.Sequence, PID: req.Header.PID}, Data: b})
-		}
-		if req.Header.Flags&netlink.Dump != 0 || greq.Header.Command == unix.DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE {
-			if len(out) == 0 {
-				return nil, io.EOF // an empty dump
-			}
-			done := netlink.Message{Header: netlink.Header{Sequence: req.Header.Sequence, PID: req.Header.PID}}
-			return nltest.Multipart(append(out, done))
-		}
-		if req.Header.Flags&netlink.Acknowledge != 0 && len(out) == 0 {
-			return nltest.Error(0, reqs)
-		}
-		return out, nil
-	}))
-}
-
-func testClient(t *testing.T, fn genltest.Func) *Client {
-	t.Helper()
-	c, err := initClient(fakeKernel(t, fn), nil)
+	k := devlinktest.NewKernel(fn)
+	c, err := NewWithDial(k.Dial)
 	if err != nil {
-		t.Fatalf("initClient: %v", err)
+		t.Fatalf("NewWithDial: %v", err)
 	}
-	t.Cleanup(func() { c.Close() })
-	return &Client{c: c}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		if opened, open := k.Conns(); open != 0 {
+			t.Errorf("%d of %d connections left open after Close", open, opened)
+		}
+	})
+	return c
 }
 
 // attrs encodes attributes with fn.
@@ -137,7 +91,7 @@ func TestNewErrors(t *testing.T) {
 			conn := genltest.Dial(func(genetlink.Message, netlink.Message) ([]genetlink.Message, error) {
 				return nil, genltest.Error(int(tc.errno))
 			})
-			_, err := initClient(conn, nil)
+			_, err := initClient(conn, nil, nil)
 			if !errors.Is(err, tc.is) {
 				t.Fatalf("initClient error %v, want one that is %v", err, tc.is)
 			}
@@ -253,10 +207,10 @@ func TestHealthReporters(t *testing.T) {
 			wantErr: func(err error) bool { return errors.Is(err, errNoHandle) },
 		},
 		{name: "garbage", replies: [][]byte{{0xff, 0xff, 0x01}}, wantErr: func(err error) bool { return err != nil }},
-		{name: "permission denied", err: errno(unix.EPERM), wantErr: func(err error) bool { return errors.Is(err, os.ErrPermission) }},
+		{name: "permission denied", err: devlinktest.Errno(unix.EPERM), wantErr: func(err error) bool { return errors.Is(err, os.ErrPermission) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := testClient(t, genltest.CheckRequest(testFamily.ID, unix.DEVLINK_CMD_HEALTH_REPORTER_GET, netlink.Request|netlink.Dump,
+			c := testClient(t, genltest.CheckRequest(devlinktest.Family().ID, unix.DEVLINK_CMD_HEALTH_REPORTER_GET, netlink.Request|netlink.Dump,
 				func(genetlink.Message, netlink.Message) ([]genetlink.Message, error) {
 					if tc.err != nil {
 						return nil, tc.err
@@ -319,7 +273,7 @@ func TestDevicesAndPorts(t *testing.T) {
 			}, nil
 		}
 		t.Errorf("unexpected command %d", greq.Header.Command)
-		return nil, errno(unix.EOPNOTSUPP)
+		return nil, devlinktest.Errno(unix.EOPNOTSUPP)
 	})
 	devs, err := c.Devices(context.Background())
 	if err != nil {
@@ -344,7 +298,7 @@ func TestDevicesAndPorts(t *testing.T) {
 
 func TestInfo(t *testing.T) {
 	h := Handle{"pci", "0000:08:00.1"}
-	c := testClient(t, genltest.CheckRequest(testFamily.ID, unix.DEVLINK_CMD_INFO_GET, netlink.Request,
+	c := testClient(t, genltest.CheckRequest(devlinktest.Family().ID, unix.DEVLINK_CMD_INFO_GET, netlink.Request,
 		func(greq genetlink.Message, _ netlink.Message) ([]genetlink.Message, error) {
 			if got, _, err := decodeHandle(greq.Data, nil); err != nil || got != h {
 				t.Errorf("request for %v (%v), want %v", got, err, h)
@@ -466,11 +420,11 @@ func TestDiagnoseAndDump(t *testing.T) {
 		{unix.DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE, netlink.Request, func(c *Client) (Object, error) { return c.Diagnose(context.Background(), id) }},
 		{unix.DEVLINK_CMD_HEALTH_REPORTER_DUMP_GET, netlink.Request | netlink.Dump, func(c *Client) (Object, error) { return c.Dump(context.Background(), id) }},
 	} {
-		c := testClient(t, genltest.CheckRequest(testFamily.ID, tc.cmd, tc.flags,
+		c := testClient(t, genltest.CheckRequest(devlinktest.Family().ID, tc.cmd, tc.flags,
 			func(greq genetlink.Message, _ netlink.Message) ([]genetlink.Message, error) {
 				r, err := parseReporter(attrs(t, reporterAttrs("pci", "0000:08:00.1", &port, func(ae *netlink.AttributeEncoder) {
 					ae.String(unix.DEVLINK_ATTR_HEALTH_REPORTER_NAME, "tx")
-				})))
+				})), kernelClock{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -528,7 +482,7 @@ func TestSetAndRecover(t *testing.T) {
 		}
 		got = append(got, r)
 		if greq.Header.Command == unix.DEVLINK_CMD_HEALTH_REPORTER_RECOVER {
-			return nil, errno(unix.EINVAL) // as netdevsim with fail_recover set
+			return nil, devlinktest.Errno(unix.EINVAL) // as netdevsim with fail_recover set
 		}
 		return nil, nil
 	})
@@ -625,10 +579,13 @@ func TestWatch(t *testing.T) {
 			msg(unix.DEVLINK_CMD_HEALTH_REPORTER_RECOVER, []byte{1, 2, 3}), // undecodable: dropped
 		}},
 	}}
-	c, err := initClient(fakeKernel(t, nil), func() (eventConn, error) { return fe, nil })
+	k := devlinktest.NewKernel(nil)
+	conn, _ := k.Dial()
+	c, err := initClient(conn, k.Dial, func() (eventConn, error) { return fe, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer c.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	var got []Event
 	err = (&Client{c: c}).Watch(ctx, func(e Event) {
@@ -686,37 +643,215 @@ func TestNewOnThisKernel(t *testing.T) {
 }
 
 // TestReopenAfterDeadline checks that a request abandoned at its
-// deadline makes the next request use a fresh socket, so the rest of the
-// abandoned reply cannot be taken for the next one.
+// deadline closes its socket, so the rest of the abandoned reply cannot be
+// taken for the next request's, and that the next request opens a fresh
+// one.
 func TestReopenAfterDeadline(t *testing.T) {
 	first := true
-	c := testClient(t, func(genetlink.Message, netlink.Message) ([]genetlink.Message, error) {
+	k := devlinktest.NewKernel(func(genetlink.Message, netlink.Message) ([]genetlink.Message, error) {
 		if first {
 			first = false
 			return nil, os.ErrDeadlineExceeded
 		}
-		t.Error("request sent on the abandoned socket")
-		return nil, nil
+		return []genetlink.Message{msg(unix.DEVLINK_CMD_NEW, attrs(t, func(ae *netlink.AttributeEncoder) {
+			encodeHandle(ae, Handle{"pci", "0000:08:00.0"})
+		}))}, nil
 	})
-	redials := 0
-	c.c.redial = func() (*genetlink.Conn, error) {
-		redials++
-		return fakeKernel(t, func(genetlink.Message, netlink.Message) ([]genetlink.Message, error) {
-			return []genetlink.Message{msg(unix.DEVLINK_CMD_NEW, attrs(t, func(ae *netlink.AttributeEncoder) {
-				encodeHandle(ae, Handle{"pci", "0000:08:00.0"})
-			}))}, nil
-		}), nil
+	c, err := NewWithDial(k.Dial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	conns := func(want string) string {
+		opened, open := k.Conns()
+		return fmt.Sprintf("%d opened, %d open; want %s", opened, open, want)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	if _, err := c.Devices(ctx); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("first request: %v, want a deadline error", err)
 	}
+	if opened, open := k.Conns(); opened != 1 || open != 0 {
+		t.Fatalf("after the abandoned request: %s", conns("the socket closed"))
+	}
 	devs, err := c.Devices(ctx)
-	if err != nil || len(devs) != 1 || redials != 1 {
-		t.Fatalf("second request: %v, %v after %d redials; want one device from one fresh socket", devs, err, redials)
+	if err != nil || len(devs) != 1 {
+		t.Fatalf("second request: %v, %v; want one device", devs, err)
 	}
-	if _, err := c.Devices(ctx); err != nil || redials != 1 {
-		t.Fatalf("third request: %v after %d redials; want the fresh socket reused", err, redials)
+	if opened, open := k.Conns(); opened != 2 || open != 1 {
+		t.Fatalf("after the second request: %s", conns("one fresh socket"))
 	}
+	if _, err := c.Devices(ctx); err != nil {
+		t.Fatalf("third request: %v", err)
+	}
+	if opened, open := k.Conns(); opened != 2 || open != 1 {
+		t.Fatalf("after the third request: %s", conns("the fresh socket reused"))
+	}
+}
+
+// TestCaptureConnection checks the life of the connection that diagnose
+// and dump requests use: opened at the first of them, reused, closed by
+// Close, and not reopened after it.
+func TestCaptureConnection(t *testing.T) {
+	id := ReporterID{Handle: Handle{"pci", "0000:08:00.0"}, Name: "fw"}
+	k := devlinktest.NewKernel(func(greq genetlink.Message, _ netlink.Message) ([]genetlink.Message, error) {
+		switch greq.Header.Command {
+		case unix.DEVLINK_CMD_HEALTH_REPORTER_GET:
+			return []genetlink.Message{msg(greq.Header.Command, attrs(t, reporterAttrs("pci", "0000:08:00.0", nil, func(ae *netlink.AttributeEncoder) {
+				ae.String(unix.DEVLINK_ATTR_HEALTH_REPORTER_NAME, "fw")
+			})))}, nil
+		case unix.DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE, unix.DEVLINK_CMD_HEALTH_REPORTER_DUMP_GET:
+			return []genetlink.Message{msg(greq.Header.Command, attrs(t, fmsgAttrs(objStart, pairStart, name("x"), u32(1), nestEnd, nestEnd)))}, nil
+		}
+		return nil, devlinktest.Errno(unix.EOPNOTSUPP)
+	})
+	c, err := NewWithDial(k.Dial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, step := range []struct {
+		name         string
+		call         func() error
+		opened, open int
+	}{
+		{"New", func() error { return nil }, 1, 1},
+		{"polls", func() error {
+			if _, err := c.HealthReporters(ctx); err != nil {
+				return err
+			}
+			_, err := c.HealthReporter(ctx, id)
+			return err
+		}, 1, 1},
+		{"first diagnose", func() error { _, err := c.Diagnose(ctx, id); return err }, 2, 2},
+		{"dump", func() error { _, err := c.Dump(ctx, id); return err }, 2, 2},
+		{"poll after captures", func() error { _, err := c.HealthReporter(ctx, id); return err }, 2, 2},
+		{"Close", c.Close, 2, 0},
+		{"dump after Close", func() error {
+			if _, err := c.Dump(ctx, id); !errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("dump error %v, want net.ErrClosed", err)
+			}
+			return nil
+		}, 2, 0},
+		{"poll after Close", func() error {
+			if _, err := c.HealthReporters(ctx); !errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("poll error %v, want net.ErrClosed", err)
+			}
+			return nil
+		}, 2, 0},
+	} {
+		if err := step.call(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if opened, open := k.Conns(); opened != step.opened || open != step.open {
+			t.Fatalf("after %s: %d connections opened, %d open; want %d, %d", step.name, opened, open, step.opened, step.open)
+		}
+	}
+}
+
+// TestDumpTimestamps checks how the time of a reporter's stored dump is
+// decoded from what kernels send: Linux 5.4 and 5.3.12 and later send the
+// wall clock in ns (DUMP_TS_NS) beside the older jiffies-based ms
+// (DUMP_TS); 5.1, 5.2 and earlier 5.3 releases send only the older one,
+// which is placed on the wall clock with a reading of the monotonic clock.
+func TestDumpTimestamps(t *testing.T) {
+	wall := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	// 10 days of uptime: jiffies_to_msecs gives uptime less 300 s.
+	const uptimeMs = 10 * 24 * 3600 * 1000
+	now := kernelClock{wall: wall, msecs: uptimeMs - 300_000, ok: true}
+	at := func(t time.Time) *time.Time { return &t }
+	// wrap32 truncates as the kernel's unsigned int does.
+	wrap32 := func(v uint64) uint32 { return uint32(v) }
+	for _, tc := range []struct {
+		name   string
+		ns, ms *uint64
+		now    kernelClock
+		want   *time.Time
+	}{
+		{name: "no dump stored", now: now},
+		{name: "both: the wall clock in ns wins", ns: ptr(uint64(1_700_000_000_123_000_000)), ms: ptr(uint64(1)), now: now,
+			want: at(time.Unix(0, 1_700_000_000_123_000_000))},
+		{name: "only ns", ns: ptr(uint64(1_700_000_000_123_000_000)), now: now, want: at(time.Unix(0, 1_700_000_000_123_000_000))},
+		{name: "ns beyond int64", ns: ptr(uint64(1 << 63)), ms: ptr(uint64(now.msecs)), now: now},
+		{name: "only ms: 90 s ago", ms: ptr(uint64(now.msecs - 90_000)), now: now, want: at(wall.Add(-90 * time.Second))},
+		{name: "only ms: just now", ms: ptr(uint64(now.msecs)), now: now, want: at(wall)},
+		{name: "only ms: 25 ms ahead of the monotonic clock", ms: ptr(uint64(now.msecs + 25)), now: now, want: at(wall)},
+		{name: "only ms: 40 days ago", ms: ptr(uint64(now.msecs - 40*24*3600*1000)), now: now, want: at(wall.Add(-40 * 24 * time.Hour))},
+		{
+			// 200 s after boot jiffies_to_msecs is 2^32 - 100 s; 250 s
+			// later it has wrapped to 150 s.
+			name: "only ms: across the 32-bit wrap 5 minutes after boot", ms: ptr(uint64(1<<32 - 100_000)),
+			now: kernelClock{wall: wall, msecs: 150_000, ok: true}, want: at(wall.Add(-250 * time.Second)),
+		},
+		{
+			// 60 days of uptime have wrapped the clock once, 49.7 days
+			// after boot; the dump was 2 hours ago.
+			name: "only ms: after a wrap, 60 days up", ms: ptr(uint64(wrap32(60*24*3600*1000 - 300_000 - 2*3600*1000))),
+			now: kernelClock{wall: wall, msecs: wrap32(60*24*3600*1000 - 300_000), ok: true}, want: at(wall.Add(-2 * time.Hour)),
+		},
+		{name: "only ms: no monotonic clock", ms: ptr(uint64(now.msecs)), now: kernelClock{wall: wall}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := attrs(t, reporterAttrs("pci", "0000:08:00.0", nil, func(ae *netlink.AttributeEncoder) {
+				ae.String(unix.DEVLINK_ATTR_HEALTH_REPORTER_NAME, "fw_fatal")
+				if tc.ms != nil {
+					ae.Uint64(unix.DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS, *tc.ms)
+				}
+				if tc.ns != nil {
+					ae.Uint64(unix.DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS_NS, *tc.ns)
+				}
+			}))
+			r, err := parseReporter(b, tc.now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, r.LastDump); diff != "" {
+				t.Errorf("LastDump (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReadKernelClock checks the derivation of jiffies_to_msecs(jiffies)
+// from the monotonic clock against the jiffies of the kernel the tests
+// run on, which /proc/timer_list shows to root. /proc does not say the
+// kernel's HZ, so the test accepts any of 100, 250 and 1000 for which the
+// two agree; a wrong derivation (a missing 300 s offset, the 32-bit
+// truncation) agrees with none.
+func TestReadKernelClock(t *testing.T) {
+	testenv.Root(t)
+	timerList, err := os.ReadFile("/proc/timer_list")
+	testenv.Require(t, err == nil, fmt.Sprintf("/proc/timer_list (%v)", err))
+	now := readKernelClock()
+	if !now.ok {
+		t.Fatal("readKernelClock could not read the monotonic clock")
+	}
+	var jiffies uint64
+	found := false
+	for _, line := range strings.Split(string(timerList), "\n") {
+		if v, ok := strings.CutPrefix(line, "jiffies: "); ok {
+			if jiffies, err = strconv.ParseUint(v, 10, 64); err != nil {
+				t.Fatalf("/proc/timer_list: %q: %v", line, err)
+			}
+			found = true
+			break
+		}
+	}
+	if !found {
+		t.Fatal("/proc/timer_list has no jiffies line")
+	}
+	var tried []string
+	for _, hz := range []uint64{100, 250, 1000} {
+		// jiffies_to_msecs for HZ dividing 1000: a multiplication
+		// truncated to the unsigned int it returns.
+		kernel := uint32(jiffies * (1000 / hz))
+		// The readings are a file read apart, and jiffies tick every
+		// 1000/HZ ms.
+		if msecsAge(kernel, now.msecs) < time.Second && msecsAge(now.msecs, kernel) < time.Second {
+			t.Logf("jiffies %d, HZ %d: jiffies_to_msecs %d, derived %d", jiffies, hz, kernel, now.msecs)
+			return
+		}
+		tried = append(tried, fmt.Sprintf("HZ %d: %d", hz, kernel))
+	}
+	t.Errorf("readKernelClock derives %d ms, but the kernel's jiffies %d give %s", now.msecs, jiffies, strings.Join(tried, ", "))
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+
+	"github.com/mdlayher/genetlink"
 )
 
 // errUnsupported is returned on systems without devlink.
@@ -14,7 +16,7 @@ var errUnsupported = fmt.Errorf("devlink: not implemented on %s: %w", runtime.GO
 
 type client struct{}
 
-func newClient() (*client, error) { return nil, errUnsupported }
+func newClient(func() (*genetlink.Conn, error)) (*client, error) { return nil, errUnsupported }
 
 func (*client) Close() error                               { return errUnsupported }
 func (*client) Devices(context.Context) ([]Device, error)  { return nil, errUnsupported }

@@ -5,6 +5,7 @@ package devlink
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/mdlayher/netlink"
@@ -131,9 +132,23 @@ func parseInfo(b []byte) (Info, error) {
 }
 
 // parseReporter decodes a health reporter message: the handle, the port
-// index of a port reporter, and the DEVLINK_ATTR_HEALTH_REPORTER nest.
-func parseReporter(b []byte) (HealthReporter, error) {
+// index of a port reporter, and the DEVLINK_ATTR_HEALTH_REPORTER nest. now
+// is a reading of the clocks taken after the kernel sent the message; it
+// places the dump timestamp of kernels that send only the older one.
+func parseReporter(b []byte, now kernelClock) (HealthReporter, error) {
+	r, ts, err := decodeReporter(b)
+	if err != nil {
+		return HealthReporter{}, err
+	}
+	r.LastDump = ts.wallClock(now)
+	return r, nil
+}
+
+// decodeReporter decodes a health reporter message but leaves LastDump
+// to the caller, with the dump timestamps as sent.
+func decodeReporter(b []byte) (HealthReporter, dumpTimestamps, error) {
 	var r HealthReporter
+	var ts dumpTimestamps
 	found := false
 	h, port, err := decodeHandle(b, func(ad *netlink.AttributeDecoder) {
 		if ad.Type() != unix.DEVLINK_ATTR_HEALTH_REPORTER {
@@ -141,7 +156,7 @@ func parseReporter(b []byte) (HealthReporter, error) {
 		}
 		found = true
 		ad.Nested(func(nad *netlink.AttributeDecoder) error {
-			decodeReporterAttrs(nad, &r)
+			decodeReporterAttrs(nad, &r, &ts)
 			return nil
 		})
 	})
@@ -153,13 +168,13 @@ func parseReporter(b []byte) (HealthReporter, error) {
 		err = errors.New("health reporter without a name")
 	}
 	if err != nil {
-		return HealthReporter{}, fmt.Errorf("decoding health reporter: %w", err)
+		return HealthReporter{}, dumpTimestamps{}, fmt.Errorf("decoding health reporter: %w", err)
 	}
 	r.Handle, r.Port = h, port
-	return r, nil
+	return r, ts, nil
 }
 
-func decodeReporterAttrs(ad *netlink.AttributeDecoder, r *HealthReporter) {
+func decodeReporterAttrs(ad *netlink.AttributeDecoder, r *HealthReporter, ts *dumpTimestamps) {
 	for ad.Next() {
 		switch ad.Type() {
 		case unix.DEVLINK_ATTR_HEALTH_REPORTER_NAME:
@@ -186,14 +201,63 @@ func decodeReporterAttrs(ad *netlink.AttributeDecoder, r *HealthReporter) {
 		case unix.DEVLINK_ATTR_HEALTH_REPORTER_AUTO_DUMP:
 			v := ad.Uint8() != 0
 			r.AutoDump = &v
+		case unix.DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS:
+			v := ad.Uint64()
+			ts.msecs = &v
 		case unix.DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS_NS:
-			ns := ad.Uint64()
-			if ns <= 1<<63-1 {
-				t := time.Unix(0, int64(ns))
-				r.LastDump = &t
-			}
+			v := ad.Uint64()
+			ts.realNs = &v
 		}
 	}
+}
+
+// dumpTimestamps are the times of a reporter's stored dump as the kernel
+// sends them; both are present only while a dump is stored.
+type dumpTimestamps struct {
+	// realNs is DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS_NS: the wall clock
+	// at the dump in ns since the epoch (ktime_get_real_ns). Linux 5.4
+	// added it and 5.3.12 took it over; 5.1, 5.2 and earlier 5.3
+	// releases send only msecs.
+	realNs *uint64
+	// msecs is DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS, sent since Linux
+	// 5.1: jiffies_to_msecs(jiffies) at the dump, which is the kernel's
+	// uptime in ms, less the 300 s by which jiffies start before their
+	// 32-bit wrap, modulo 2^32 (jiffies_to_msecs returns an unsigned
+	// int).
+	msecs *uint64
+}
+
+// wallClock returns the time of the dump: realNs when the kernel sent
+// it, else msecs placed on the wall clock with now, else nil.
+func (ts dumpTimestamps) wallClock(now kernelClock) *time.Time {
+	switch {
+	case ts.realNs != nil:
+		if *ts.realNs > 1<<63-1 {
+			return nil
+		}
+		t := time.Unix(0, int64(*ts.realNs))
+		return &t
+	case ts.msecs != nil && now.ok:
+		t := now.wall.Add(-msecsAge(now.msecs, uint32(*ts.msecs)))
+		return &t
+	}
+	return nil
+}
+
+// maxMsecsAhead is how far a dump timestamp on the jiffies clock may lie
+// ahead of now.msecs and still count as taken just now: jiffies and the
+// monotonic clock that now.msecs comes from differ by some milliseconds.
+const maxMsecsAhead = 60_000
+
+// msecsAge returns how long before now a dump at msecs on the jiffies
+// clock was taken. The 32-bit clock wraps every 49.7 days: a dump older
+// than that is taken for a younger one.
+func msecsAge(now, msecs uint32) time.Duration {
+	age := now - msecs // modulo 2^32, right across a wrap
+	if age > math.MaxUint32-maxMsecsAhead {
+		return 0 // a few ms ahead of our reading of the clock
+	}
+	return time.Duration(age) * time.Millisecond
 }
 
 // encodeReporterID writes the attributes that select a reporter.

@@ -217,11 +217,11 @@ func FuzzParseMessages(f *testing.F) {
 		_, _ = parseDevice(b)
 		_, _ = parsePort(b)
 		_, _ = parseInfo(b)
-		if r, err := parseReporter(b); err == nil && r.Name == "" {
+		if r, err := parseReporter(b, kernelClock{}); err == nil && r.Name == "" {
 			t.Fatal("accepted a reporter without a name")
 		}
 		for _, cmd := range []uint8{unix.DEVLINK_CMD_HEALTH_REPORTER_RECOVER, unix.DEVLINK_CMD_NEW, unix.DEVLINK_CMD_PORT_DEL} {
-			_, _ = decodeEvent(genetlink.Message{Header: genetlink.Header{Command: cmd}, Data: b})
+			_, _ = decodeEvent(genetlink.Message{Header: genetlink.Header{Command: cmd}, Data: b}, kernelClock{})
 		}
 	})
 }

@@ -183,6 +183,24 @@ func clientChecks(t *testing.T, c *devlink.Client) {
 	if after.LastDump == nil || time.Since(*after.LastDump) > time.Hour || time.Until(*after.LastDump) > time.Hour {
 		t.Errorf("after a dump, dummy's last dump time is %v, want about now", after.LastDump)
 	}
+	// This kernel sends the dump time both ways; 5.1, 5.2 and 5.3 before
+	// 5.3.12 send only the older, jiffies-based one. Placed on the wall
+	// clock, it must agree with the newer one to about a second; wrong
+	// arithmetic is off by minutes (the 300 s jiffies offset) or days
+	// (the 32-bit wrap).
+	fromNs, fromMsecs, err := devlink.LastDumpBothWays(ctx, c, dummy.ReporterID)
+	switch {
+	case err != nil:
+		t.Errorf("reading dummy's dump timestamps: %v", err)
+	case fromNs == nil || fromMsecs == nil:
+		t.Errorf("dummy's dump time from DUMP_TS_NS %v, from DUMP_TS %v; want both", fromNs, fromMsecs)
+	default:
+		d := fromMsecs.Sub(*fromNs)
+		t.Logf("dump time from DUMP_TS_NS %v, from DUMP_TS %v: %v apart", fromNs, fromMsecs, d)
+		if d < -5*time.Second || d > 5*time.Second {
+			t.Errorf("dump time from DUMP_TS %v is %v off the kernel's wall-clock DUMP_TS_NS %v", fromMsecs, d, fromNs)
+		}
+	}
 }
 
 // checkDummyFmsg checks the fields netdevsim's dummy reporter writes in

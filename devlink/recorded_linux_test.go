@@ -95,7 +95,7 @@ func TestRecordedReplies(t *testing.T) {
 	healthy, zero, on, noGrace := HealthStateHealthy, uint64(0), true, time.Duration(0)
 	var reps []HealthReporter
 	for _, m := range recorded(t, "reporters") {
-		r, err := parseReporter(m.Data)
+		r, err := parseReporter(m.Data, kernelClock{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +136,7 @@ func TestRecordedReplies(t *testing.T) {
 	// One break with auto-recover: an error notification, then healthy.
 	var states []string
 	for _, m := range recorded(t, "events") {
-		ev, ok := decodeEvent(m)
+		ev, ok := decodeEvent(m, kernelClock{})
 		if !ok || ev.Kind != EventHealth || ev.Reporter.ReporterID != (ReporterID{Handle: nsim10, Name: "dummy"}) {
 			t.Fatalf("event %+v, %v", ev, ok)
 		}
