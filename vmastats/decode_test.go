@@ -138,13 +138,13 @@ func FuzzParse(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	// The golden files written through libvma's own headers, when the
-	// shared folder is beside the repository.
-	dir := filepath.Join("..", "..", "shared", "vma")
+	// The golden files written through libvma's own headers.
 	for _, g := range goldenFiles {
-		if b, err := os.ReadFile(filepath.Join(dir, g.bin+".bin")); err == nil {
-			f.Add(b)
+		b, err := os.ReadFile(filepath.Join(goldenDir, g.bin+".bin"))
+		if err != nil {
+			f.Fatal(err)
 		}
+		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := Parse(b)

@@ -6,32 +6,23 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
-
-	"github.com/nic-exporter/nic_exporter/collector/testenv"
 )
 
-// sharedDir returns ../shared/vma relative to the repository root, where
-// CI keeps the golden files written through libvma's real headers. They
-// are deliberately not copied into the repository.
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "vma"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = os.Stat(filepath.Join(dir, "LAYOUT.md"))
-	testenv.Require(t, err == nil, "the shared libvma golden files in "+dir)
-	return dir
-}
+// goldenDir holds the golden files written through libvma's real
+// headers and what the real vma_stats printed for them; its README.md
+// says how they were produced.
+const goldenDir = "testdata/libvma"
 
 var goldenFiles = []struct{ bin, layout string }{
 	{"golden_9.8.84_fd4", "B"},
 	{"golden_9.0.2_fd4", "A"},
 }
 
-// goldenJSON renders s in the schema of the shared .decoded.json files,
+// goldenJSON renders s in the schema of the .decoded.json files,
 // which an independent decoder wrote.
 func goldenJSON(s *Stats) map[string]any {
 	iomux := func(m map[string]any, st IomuxStats) map[string]any {
@@ -127,14 +118,13 @@ func normalize(t *testing.T, data []byte) any {
 }
 
 func TestGoldenDecode(t *testing.T) {
-	dir := sharedDir(t)
 	for _, g := range goldenFiles {
 		t.Run(g.bin, func(t *testing.T) {
-			bin, err := os.ReadFile(filepath.Join(dir, g.bin+".bin"))
+			bin, err := os.ReadFile(filepath.Join(goldenDir, g.bin+".bin"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := os.ReadFile(filepath.Join(dir, g.bin+".decoded.json"))
+			want, err := os.ReadFile(filepath.Join(goldenDir, g.bin+".decoded.json"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,5 +166,108 @@ func TestGoldenDecode(t *testing.T) {
 				t.Errorf("encode/decode round trip differs:\n%+v\n%+v", s, s3)
 			}
 		})
+	}
+}
+
+// TestKnownVersionsMatchLibvmaTags checks the table of supported
+// stats_protocol_ver values against versions.tsv, the md5 of vma_stats.h
+// at every public libvma tag: each md5 of a layout A or B tag is known
+// with that layout and ring numbering, no md5 of an older layout is, and
+// each entry's Releases names exactly the tags that carry its md5.
+func TestKnownVersionsMatchLibvmaTags(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(goldenDir, "versions.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type tag struct {
+		name, md5 string
+		layout    Layout
+		rings     RingEnum
+	}
+	var tags []tag
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
+		f := strings.Split(line, "\t")
+		if len(f) != 4 {
+			t.Fatalf("versions.tsv line %d: %d fields", i+2, len(f))
+		}
+		tg := tag{name: f[0], md5: f[1]}
+		switch {
+		case strings.HasPrefix(f[2], "A:"):
+			tg.layout = LayoutA
+		case strings.HasPrefix(f[2], "B:"):
+			tg.layout = LayoutB
+		}
+		switch {
+		case strings.HasPrefix(f[3], "ETH=0,ETH_CB=1,"):
+			tg.rings = RingEnumOld
+		case strings.HasPrefix(f[3], "ETH=0,ETH_DIRECT=1,"):
+			tg.rings = RingEnumNew
+		}
+		tags = append(tags, tg)
+	}
+	if len(tags) < 100 {
+		t.Fatalf("only %d tags in versions.tsv", len(tags))
+	}
+	// ver orders tags such as 8.7.51 and 8.8.0 numerically.
+	ver := func(s string) [3]int {
+		var v [3]int
+		for i, p := range strings.SplitN(s, ".", 3) {
+			n, err := strconv.Atoi(p)
+			if err != nil {
+				t.Fatalf("tag %q: %v", s, err)
+			}
+			v[i] = n
+		}
+		return v
+	}
+	less := func(a, b string) bool { va, vb := ver(a), ver(b); return slices.Compare(va[:], vb[:]) < 0 }
+
+	supported := map[string]bool{}
+	for _, tg := range tags {
+		v, ok := LookupVersion(tg.md5)
+		if tg.layout == LayoutUnknown {
+			if ok {
+				t.Errorf("libvma %s (md5 %s) has an older layout but is in the table as %s", tg.name, tg.md5, v.Releases)
+			}
+			continue
+		}
+		supported[tg.md5] = true
+		if !ok {
+			t.Errorf("libvma %s (md5 %s, layout %v) is not in the table", tg.name, tg.md5, tg.layout)
+			continue
+		}
+		if v.Layout != tg.layout || v.Rings != tg.rings || tg.rings == 0 {
+			t.Errorf("libvma %s: table says layout %v rings %d, versions.tsv layout %v rings %d", tg.name, v.Layout, v.Rings, tg.layout, tg.rings)
+		}
+	}
+	for _, v := range KnownVersions() {
+		if !supported[v.MD5] {
+			t.Errorf("table entry %s (%s) is not the md5 of any layout A or B tag", v.MD5, v.Releases)
+		}
+		// Releases is a list of tags and ranges of tags; together they
+		// must cover every tag with this md5 and no other.
+		in := map[string]bool{}
+		for _, part := range strings.Split(v.Releases, ", ") {
+			lo, hi, isRange := strings.Cut(part, "-")
+			if !isRange {
+				hi = lo
+			}
+			for _, tg := range tags {
+				if !less(tg.name, lo) && !less(hi, tg.name) {
+					in[tg.name] = true
+					if tg.md5 != v.MD5 {
+						t.Errorf("%s: Releases %q covers libvma %s, whose md5 is %s", v.MD5, v.Releases, tg.name, tg.md5)
+					}
+				}
+			}
+			if !in[lo] || !in[hi] {
+				t.Errorf("%s: Releases %q names a tag that versions.tsv lacks", v.MD5, v.Releases)
+			}
+		}
+		for _, tg := range tags {
+			if tg.md5 == v.MD5 && !in[tg.name] {
+				t.Errorf("%s: Releases %q omits libvma %s", v.MD5, v.Releases, tg.name)
+			}
+		}
 	}
 }
