@@ -1,4 +1,4 @@
-package vmastats
+package vmastats_test
 
 import (
 	"bytes"
@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nic-exporter/nic_exporter/vmastats"
+	"github.com/nic-exporter/nic_exporter/vmastats/vmastatstest"
 )
 
 // goldenDir holds the golden files written through libvma's real
@@ -24,8 +27,8 @@ var goldenFiles = []struct{ bin, layout string }{
 
 // goldenJSON renders s in the schema of the .decoded.json files,
 // which an independent decoder wrote.
-func goldenJSON(s *Stats) map[string]any {
-	iomux := func(m map[string]any, st IomuxStats) map[string]any {
+func goldenJSON(s *vmastats.Stats) map[string]any {
+	iomux := func(m map[string]any, st vmastats.IomuxStats) map[string]any {
 		m["threadid_last"] = st.ThreadIDLast
 		m["n_iomux_poll_hit"] = st.PollHit
 		m["n_iomux_poll_miss"] = st.PollMiss
@@ -74,7 +77,7 @@ func goldenJSON(s *Stats) map[string]any {
 	for _, k := range s.Sockets {
 		counters := map[string]any{}
 		for i, v := range k.Counters {
-			counters[Counter(i).String()] = v
+			counters[vmastats.Counter(i).String()] = v
 		}
 		mc := []any{}
 		for _, g := range k.MCGroups {
@@ -128,7 +131,7 @@ func TestGoldenDecode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := Parse(bin)
+			s, err := vmastats.Parse(bin)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,7 +148,7 @@ func TestGoldenDecode(t *testing.T) {
 			}
 
 			// The same through an io.ReaderAt.
-			s2, err := ParseReaderAt(bytes.NewReader(bin), int64(len(bin)))
+			s2, err := vmastats.ParseReaderAt(bytes.NewReader(bin), int64(len(bin)))
 			if err != nil || !reflect.DeepEqual(s, s2) {
 				t.Errorf("ParseReaderAt differs from Parse (err %v)", err)
 			}
@@ -153,11 +156,11 @@ func TestGoldenDecode(t *testing.T) {
 			// Our encoder writes the same bytes libvma's headers did, for
 			// every field the decoder knows: re-encoding the decoded file
 			// and decoding again gives the same Stats.
-			enc, err := Encode(s)
+			enc, err := vmastatstest.Encode(s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s3, err := Parse(enc)
+			s3, err := vmastats.Parse(enc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,8 +184,8 @@ func TestKnownVersionsMatchLibvmaTags(t *testing.T) {
 	}
 	type tag struct {
 		name, md5 string
-		layout    Layout
-		rings     RingEnum
+		layout    vmastats.Layout
+		rings     vmastats.RingEnum
 	}
 	var tags []tag
 	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
@@ -193,15 +196,15 @@ func TestKnownVersionsMatchLibvmaTags(t *testing.T) {
 		tg := tag{name: f[0], md5: f[1]}
 		switch {
 		case strings.HasPrefix(f[2], "A:"):
-			tg.layout = LayoutA
+			tg.layout = vmastats.LayoutA
 		case strings.HasPrefix(f[2], "B:"):
-			tg.layout = LayoutB
+			tg.layout = vmastats.LayoutB
 		}
 		switch {
 		case strings.HasPrefix(f[3], "ETH=0,ETH_CB=1,"):
-			tg.rings = RingEnumOld
+			tg.rings = vmastats.RingEnumOld
 		case strings.HasPrefix(f[3], "ETH=0,ETH_DIRECT=1,"):
-			tg.rings = RingEnumNew
+			tg.rings = vmastats.RingEnumNew
 		}
 		tags = append(tags, tg)
 	}
@@ -224,8 +227,8 @@ func TestKnownVersionsMatchLibvmaTags(t *testing.T) {
 
 	supported := map[string]bool{}
 	for _, tg := range tags {
-		v, ok := LookupVersion(tg.md5)
-		if tg.layout == LayoutUnknown {
+		v, ok := vmastats.LookupVersion(tg.md5)
+		if tg.layout == vmastats.LayoutUnknown {
 			if ok {
 				t.Errorf("libvma %s (md5 %s) has an older layout but is in the table as %s", tg.name, tg.md5, v.Releases)
 			}
@@ -240,7 +243,7 @@ func TestKnownVersionsMatchLibvmaTags(t *testing.T) {
 			t.Errorf("libvma %s: table says layout %v rings %d, versions.tsv layout %v rings %d", tg.name, v.Layout, v.Rings, tg.layout, tg.rings)
 		}
 	}
-	for _, v := range KnownVersions() {
+	for _, v := range vmastats.KnownVersions() {
 		if !supported[v.MD5] {
 			t.Errorf("table entry %s (%s) is not the md5 of any layout A or B tag", v.MD5, v.Releases)
 		}
