@@ -57,7 +57,7 @@ func NewVMA(cfg VMAConfig, log *zap.Logger) *VMA {
 		cfg.ProcPath = "/proc"
 	}
 	if cfg.Liveness == nil {
-		cfg.Liveness = vmastats.ProcLiveness{ProcPath: cfg.ProcPath}
+		cfg.Liveness = vmastats.NewProcLiveness(cfg.ProcPath)
 	}
 	if cfg.Settle == 0 {
 		cfg.Settle = 20 * time.Millisecond

@@ -18,7 +18,9 @@ type Loaded struct {
 
 // LoadOptions configures Load.
 type LoadOptions struct {
-	// Liveness verifies the writer; nil means ProcLiveness on /proc.
+	// Liveness verifies the writer. Nil means a new ProcLiveness on
+	// /proc for this call alone, which reads the boot time again; a
+	// caller that loads repeatedly should keep one and set it here.
 	Liveness Liveness
 	// NoHandshake skips the reader counter increment.
 	NoHandshake bool

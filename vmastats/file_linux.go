@@ -36,7 +36,7 @@ import (
 func Load(c Candidate, opts LoadOptions) (*Loaded, error) {
 	live := opts.Liveness
 	if live == nil {
-		live = ProcLiveness{ProcPath: "/proc"}
+		live = NewProcLiveness("/proc")
 	}
 	pfd, err := unix.Open(c.Path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ELOOP) {

@@ -9,15 +9,14 @@ import (
 
 // ProcLiveness verifies writers through Linux procfs. On this OS there
 // is none, and Verify fails with ErrNotSupported.
-type ProcLiveness struct {
-	// ProcPath is the procfs mount point, normally /proc.
-	ProcPath string
-	// ClockTick is the kernel's USER_HZ; zero means 100.
-	ClockTick int
-}
+type ProcLiveness struct{}
+
+// NewProcLiveness returns a ProcLiveness; root, the procfs mount point on
+// Linux, is not used.
+func NewProcLiveness(root string) *ProcLiveness { return &ProcLiveness{} }
 
 // Verify implements Liveness; it always fails with ErrNotSupported.
-func (ProcLiveness) Verify(int, FileInfo) (Process, error) {
+func (*ProcLiveness) Verify(int, FileInfo) (Process, error) {
 	return Process{}, errOS()
 }
 
