@@ -8,6 +8,10 @@
 // Decoding (Parse) is separate from I/O (Load) so it can be tested and
 // fuzzed on bytes alone. Package vmastatstest writes the same layouts, for
 // tests and for the demo host.
+//
+// Parse, Identify and Discover work on any OS. Load and ProcLiveness need
+// Linux, where libvma runs; elsewhere they fail with ErrNotSupported.
+// ProcLiveness reads /proc through github.com/prometheus/procfs.
 package vmastats
 
 import (
