@@ -9,28 +9,6 @@ import (
 
 var le = binary.LittleEndian
 
-// sockOffsets are the offsets inside a socket block that differ between
-// layouts, relative to the start of the block (socket_stats_t is at +8).
-type sockOffsets struct {
-	rxReadyBytes, rxReadyLimit, rxZcopy, txReadyBytes int
-	wideReadyBytes                                    bool
-	counters, mcMap, ringAlloc, ringUserID            int
-}
-
-func (l Layout) sockOffsets() sockOffsets {
-	if l == LayoutA {
-		return sockOffsets{
-			rxReadyBytes: 8 + 0x30, rxReadyLimit: 8 + 0x34, rxZcopy: 8 + 0x38, txReadyBytes: 8 + 0x3C,
-			counters: 8 + 0x40, mcMap: 8 + 0xB0, ringAlloc: 8 + 0x130, ringUserID: 8 + 0x138,
-		}
-	}
-	return sockOffsets{
-		rxReadyBytes: 8 + 0x30, rxReadyLimit: 8 + 0x38, rxZcopy: 8 + 0x3C, txReadyBytes: 8 + 0x40,
-		wideReadyBytes: true,
-		counters:       8 + 0x48, mcMap: 8 + 0xB8, ringAlloc: 8 + 0x138, ringUserID: 8 + 0x140,
-	}
-}
-
 // Parse decodes a complete statistics file. The length of b must be
 // exactly the size the header's version and socket count imply. Parse
 // never panics and never allocates more than a bounded amount, whatever
@@ -63,23 +41,23 @@ func ParseReaderAt(r io.ReaderAt, size int64) (*Stats, error) {
 
 func decodeHeader(b []byte) Header {
 	h := Header{
-		ReaderCounter:   int32(le.Uint32(b[offReaderCounter:])),
-		ProtocolVer:     string(b[offProtocolVer : offProtocolVer+protocolVerLen]),
-		LogLevel:        int32(le.Uint32(b[offLogLevel:])),
-		LogDetailsLevel: b[offLogDetails],
-		FdDump:          int32(le.Uint32(b[offFdDump:])),
-		FdDumpLogLevel:  int32(le.Uint32(b[offFdDumpLevel:])),
-		MaxSockets:      le.Uint64(b[offMaxSockets:]),
+		ReaderCounter:   int32(le.Uint32(b[OffsetReaderCounter:])),
+		ProtocolVer:     string(b[OffsetProtocolVer : OffsetProtocolVer+ProtocolVerLen]),
+		LogLevel:        int32(le.Uint32(b[OffsetLogLevel:])),
+		LogDetailsLevel: b[OffsetLogDetailsLevel],
+		FdDump:          int32(le.Uint32(b[OffsetFdDump:])),
+		FdDumpLogLevel:  int32(le.Uint32(b[OffsetFdDumpLogLevel:])),
+		MaxSockets:      le.Uint64(b[OffsetMaxSockets:]),
 	}
-	copy(h.VerInfo[:], b[offVerInfo:offVerInfo+4])
+	copy(h.VerInfo[:], b[OffsetVerInfo:OffsetVerInfo+4])
 	return h
 }
 
 func addr4(b []byte) netip.Addr { return netip.AddrFrom4([4]byte(b[:4])) }
 
 func decodeBlocks(s *Stats, b []byte) {
-	for i := 0; i < numCQ; i++ {
-		c := b[offCQ+i*sizeCQ:]
+	for i := 0; i < NumCQs; i++ {
+		c := b[OffsetCQs+i*CQSize:]
 		if c[0] == 0 {
 			continue
 		}
@@ -91,8 +69,8 @@ func decodeBlocks(s *Stats, b []byte) {
 			BufferPoolLen:      le.Uint32(c[0x18:]),
 		})
 	}
-	for i := 0; i < numRing; i++ {
-		r := b[offRing+i*sizeRing:]
+	for i := 0; i < NumRings; i++ {
+		r := b[OffsetRings+i*RingSize:]
 		if r[0] == 0 {
 			continue
 		}
@@ -129,8 +107,8 @@ func decodeBlocks(s *Stats, b []byte) {
 		}
 		s.Rings = append(s.Rings, ring)
 	}
-	for i := 0; i < numBpool; i++ {
-		p := b[offBpool+i*sizeBpool:]
+	for i := 0; i < NumBufferPools; i++ {
+		p := b[OffsetBufferPools+i*BufferPoolSize:]
 		if p[0] == 0 {
 			continue
 		}
@@ -140,19 +118,19 @@ func decodeBlocks(s *Stats, b []byte) {
 		})
 	}
 
-	s.Multicast.MaxGroups = le.Uint16(b[offMC:])
-	n := min(int(s.Multicast.MaxGroups), maxMCGroups)
+	s.Multicast.MaxGroups = le.Uint16(b[OffsetMulticast:])
+	n := min(int(s.Multicast.MaxGroups), MaxMCGroups)
 	for i := 0; i < n; i++ {
-		e := b[offMC+4+i*sizeMCEntry:]
+		e := b[OffsetMulticast+4+i*MCEntrySize:]
 		if num := le.Uint32(e); num > 0 {
 			s.Multicast.Groups = append(s.Multicast.Groups, MCGroup{Index: i, Sockets: num, Group: addr4(e[4:])})
 		}
 	}
 
-	s.Iomux.Poll = decodeIomux(b[offIomux:])
-	s.Iomux.Select = decodeIomux(b[offIomux+0x20:])
-	for i := 0; i < numEpoll; i++ {
-		e := b[offIomux+0x40+i*sizeEpoll:]
+	s.Iomux.Poll = decodeIomux(b[OffsetIomux:])
+	s.Iomux.Select = decodeIomux(b[OffsetIomux+IomuxSize:])
+	for i := 0; i < NumEpolls; i++ {
+		e := b[OffsetIomux+2*IomuxSize+i*EpollSize:]
 		if e[0] == 0 {
 			continue
 		}
@@ -160,11 +138,11 @@ func decodeBlocks(s *Stats, b []byte) {
 	}
 
 	stride := s.Layout.SocketStride()
-	off := s.Layout.sockOffsets()
+	off := s.Layout.SocketOffsets()
 	// Parse checked the length, so every block of MaxSockets+1 fits; the
 	// extra block libvma allocates is never used for a socket.
 	for i := 0; i < int(s.MaxSockets); i++ {
-		k := b[offSockets+i*stride : offSockets+(i+1)*stride]
+		k := b[OffsetSockets+i*stride : OffsetSockets+(i+1)*stride]
 		if k[0] == 0 {
 			continue
 		}
@@ -185,7 +163,7 @@ func decodeIomux(b []byte) IomuxStats {
 	}
 }
 
-func decodeSocket(k []byte, slot int, off sockOffsets) Socket {
+func decodeSocket(k []byte, slot int, off SocketOffsets) Socket {
 	st := k[8:]
 	s := Socket{
 		Slot:             slot,
@@ -204,26 +182,26 @@ func decodeSocket(k []byte, slot int, off sockOffsets) Socket {
 		ThreadIDLastRx:   int32(le.Uint32(st[0x24:])),
 		ThreadIDLastTx:   int32(le.Uint32(st[0x28:])),
 		RxReadyPkts:      le.Uint32(st[0x2C:]),
-		RxReadyByteLimit: le.Uint32(k[off.rxReadyLimit:]),
-		RxZcopyPkts:      le.Uint32(k[off.rxZcopy:]),
-		RingAllocLogicRx: int32(le.Uint32(k[off.ringAlloc:])),
-		RingAllocLogicTx: int32(le.Uint32(k[off.ringAlloc+4:])),
-		RingUserIDRx:     le.Uint64(k[off.ringUserID:]),
-		RingUserIDTx:     le.Uint64(k[off.ringUserID+8:]),
+		RxReadyByteLimit: le.Uint32(k[off.RxReadyByteLimit:]),
+		RxZcopyPkts:      le.Uint32(k[off.RxZcopyPkts:]),
+		RingAllocLogicRx: int32(le.Uint32(k[off.RingAllocLogic:])),
+		RingAllocLogicTx: int32(le.Uint32(k[off.RingAllocLogic+4:])),
+		RingUserIDRx:     le.Uint64(k[off.RingUserID:]),
+		RingUserIDTx:     le.Uint64(k[off.RingUserID+8:]),
 	}
-	if off.wideReadyBytes {
-		s.RxReadyBytes = le.Uint64(k[off.rxReadyBytes:])
-		s.TxReadyBytes = le.Uint64(k[off.txReadyBytes:])
+	if off.WideReadyBytes {
+		s.RxReadyBytes = le.Uint64(k[off.RxReadyBytes:])
+		s.TxReadyBytes = le.Uint64(k[off.TxReadyBytes:])
 	} else {
-		s.RxReadyBytes = uint64(le.Uint32(k[off.rxReadyBytes:]))
-		s.TxReadyBytes = uint64(le.Uint32(k[off.txReadyBytes:]))
+		s.RxReadyBytes = uint64(le.Uint32(k[off.RxReadyBytes:]))
+		s.TxReadyBytes = uint64(le.Uint32(k[off.TxReadyBytes:]))
 	}
 	for i := range s.Counters {
-		s.Counters[i] = le.Uint32(k[off.counters+4*i:])
+		s.Counters[i] = le.Uint32(k[off.Counters+4*i:])
 	}
 	// std::bitset<1024> is 16 little-endian 64-bit words.
-	for w := 0; w < maxMCGroups/64; w++ {
-		word := le.Uint64(k[off.mcMap+8*w:])
+	for w := 0; w < MaxMCGroups/64; w++ {
+		word := le.Uint64(k[off.MCGroupMap+8*w:])
 		for bit := 0; word != 0 && bit < 64; bit++ {
 			if word&(1<<bit) != 0 {
 				s.MCGroups = append(s.MCGroups, w*64+bit)

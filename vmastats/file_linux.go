@@ -9,50 +9,11 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
-
-var errESRCH = syscall.ESRCH
-
-// Loaded is one verified and decoded statistics file.
-type Loaded struct {
-	Stats   *Stats
-	Process Process
-	Info    FileInfo
-	// Handshake reports whether the reader counter was incremented. It
-	// is false when the exporter may not write the file; libvma then
-	// keeps the counters it copied last, which may be none.
-	Handshake bool
-}
-
-// LoadOptions configures Load.
-type LoadOptions struct {
-	// Liveness verifies the writer; nil means ProcLiveness on /proc.
-	Liveness Liveness
-	// NoHandshake skips the reader counter increment.
-	NoHandshake bool
-	// Settle, when positive, is how long to wait after the increment
-	// before reading, so libvma can copy its counters (vma_stats waits
-	// about 15 ms).
-	Settle time.Duration
-	// Accept, when set, is asked after the writer is verified and before
-	// the file is opened for I/O; false makes Load return ErrFiltered.
-	Accept func(Process) bool
-}
-
-// ErrFiltered says LoadOptions.Accept declined the process.
-var ErrFiltered = errors.New("process excluded by the filter")
-
-// maxReadAttempts bounds the re-reads made to get two identical copies
-// of a file that its writer updates without a lock.
-const maxReadAttempts = 4
-
-// ErrUnstable says the file changed on every read.
-var ErrUnstable = errors.New("libvma statistics file changed during every read attempt")
 
 // Load opens, verifies, handshakes and decodes the file of c. In order:
 //
@@ -75,7 +36,7 @@ var ErrUnstable = errors.New("libvma statistics file changed during every read a
 func Load(c Candidate, opts LoadOptions) (*Loaded, error) {
 	live := opts.Liveness
 	if live == nil {
-		live = ProcLiveness{ProcPath: "/proc"}
+		live = NewProcLiveness("/proc")
 	}
 	pfd, err := unix.Open(c.Path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ELOOP) {
@@ -203,6 +164,10 @@ func refuseMountPoint(pfd int, path string) error {
 	}
 	return nil
 }
+
+// maxReadAttempts bounds the re-reads made to get two identical copies
+// of a file that its writer updates without a lock.
+const maxReadAttempts = 4
 
 // readStable reads size bytes until two consecutive reads are equal, so
 // a block that libvma was rewriting during one read is not decoded torn.

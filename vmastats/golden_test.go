@@ -1,4 +1,4 @@
-package vmastats
+package vmastats_test
 
 import (
 	"bytes"
@@ -6,35 +6,29 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
-	"github.com/nic-exporter/nic_exporter/internal/testenv"
+	"github.com/nic-exporter/nic_exporter/vmastats"
+	"github.com/nic-exporter/nic_exporter/vmastats/vmastatstest"
 )
 
-// sharedDir returns ../shared/vma relative to the repository root, where
-// CI keeps the golden files written through libvma's real headers. They
-// are deliberately not copied into the repository.
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "vma"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = os.Stat(filepath.Join(dir, "LAYOUT.md"))
-	testenv.Require(t, err == nil, "the shared libvma golden files in "+dir)
-	return dir
-}
+// goldenDir holds the golden files written through libvma's real
+// headers and what the real vma_stats printed for them; its README.md
+// says how they were produced.
+const goldenDir = "testdata/libvma"
 
 var goldenFiles = []struct{ bin, layout string }{
 	{"golden_9.8.84_fd4", "B"},
 	{"golden_9.0.2_fd4", "A"},
 }
 
-// goldenJSON renders s in the schema of the shared .decoded.json files,
+// goldenJSON renders s in the schema of the .decoded.json files,
 // which an independent decoder wrote.
-func goldenJSON(s *Stats) map[string]any {
-	iomux := func(m map[string]any, st IomuxStats) map[string]any {
+func goldenJSON(s *vmastats.Stats) map[string]any {
+	iomux := func(m map[string]any, st vmastats.IomuxStats) map[string]any {
 		m["threadid_last"] = st.ThreadIDLast
 		m["n_iomux_poll_hit"] = st.PollHit
 		m["n_iomux_poll_miss"] = st.PollMiss
@@ -83,7 +77,7 @@ func goldenJSON(s *Stats) map[string]any {
 	for _, k := range s.Sockets {
 		counters := map[string]any{}
 		for i, v := range k.Counters {
-			counters[Counter(i).String()] = v
+			counters[vmastats.Counter(i).String()] = v
 		}
 		mc := []any{}
 		for _, g := range k.MCGroups {
@@ -127,18 +121,17 @@ func normalize(t *testing.T, data []byte) any {
 }
 
 func TestGoldenDecode(t *testing.T) {
-	dir := sharedDir(t)
 	for _, g := range goldenFiles {
 		t.Run(g.bin, func(t *testing.T) {
-			bin, err := os.ReadFile(filepath.Join(dir, g.bin+".bin"))
+			bin, err := os.ReadFile(filepath.Join(goldenDir, g.bin+".bin"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := os.ReadFile(filepath.Join(dir, g.bin+".decoded.json"))
+			want, err := os.ReadFile(filepath.Join(goldenDir, g.bin+".decoded.json"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := Parse(bin)
+			s, err := vmastats.Parse(bin)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,7 +148,7 @@ func TestGoldenDecode(t *testing.T) {
 			}
 
 			// The same through an io.ReaderAt.
-			s2, err := ParseReaderAt(bytes.NewReader(bin), int64(len(bin)))
+			s2, err := vmastats.ParseReaderAt(bytes.NewReader(bin), int64(len(bin)))
 			if err != nil || !reflect.DeepEqual(s, s2) {
 				t.Errorf("ParseReaderAt differs from Parse (err %v)", err)
 			}
@@ -163,11 +156,11 @@ func TestGoldenDecode(t *testing.T) {
 			// Our encoder writes the same bytes libvma's headers did, for
 			// every field the decoder knows: re-encoding the decoded file
 			// and decoding again gives the same Stats.
-			enc, err := Encode(s)
+			enc, err := vmastatstest.Encode(s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s3, err := Parse(enc)
+			s3, err := vmastats.Parse(enc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,5 +169,108 @@ func TestGoldenDecode(t *testing.T) {
 				t.Errorf("encode/decode round trip differs:\n%+v\n%+v", s, s3)
 			}
 		})
+	}
+}
+
+// TestKnownVersionsMatchLibvmaTags checks the table of supported
+// stats_protocol_ver values against versions.tsv, the md5 of vma_stats.h
+// at every public libvma tag: each md5 of a layout A or B tag is known
+// with that layout and ring numbering, no md5 of an older layout is, and
+// each entry's Releases names exactly the tags that carry its md5.
+func TestKnownVersionsMatchLibvmaTags(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(goldenDir, "versions.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type tag struct {
+		name, md5 string
+		layout    vmastats.Layout
+		rings     vmastats.RingEnum
+	}
+	var tags []tag
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
+		f := strings.Split(line, "\t")
+		if len(f) != 4 {
+			t.Fatalf("versions.tsv line %d: %d fields", i+2, len(f))
+		}
+		tg := tag{name: f[0], md5: f[1]}
+		switch {
+		case strings.HasPrefix(f[2], "A:"):
+			tg.layout = vmastats.LayoutA
+		case strings.HasPrefix(f[2], "B:"):
+			tg.layout = vmastats.LayoutB
+		}
+		switch {
+		case strings.HasPrefix(f[3], "ETH=0,ETH_CB=1,"):
+			tg.rings = vmastats.RingEnumOld
+		case strings.HasPrefix(f[3], "ETH=0,ETH_DIRECT=1,"):
+			tg.rings = vmastats.RingEnumNew
+		}
+		tags = append(tags, tg)
+	}
+	if len(tags) < 100 {
+		t.Fatalf("only %d tags in versions.tsv", len(tags))
+	}
+	// ver orders tags such as 8.7.51 and 8.8.0 numerically.
+	ver := func(s string) [3]int {
+		var v [3]int
+		for i, p := range strings.SplitN(s, ".", 3) {
+			n, err := strconv.Atoi(p)
+			if err != nil {
+				t.Fatalf("tag %q: %v", s, err)
+			}
+			v[i] = n
+		}
+		return v
+	}
+	less := func(a, b string) bool { va, vb := ver(a), ver(b); return slices.Compare(va[:], vb[:]) < 0 }
+
+	supported := map[string]bool{}
+	for _, tg := range tags {
+		v, ok := vmastats.LookupVersion(tg.md5)
+		if tg.layout == vmastats.LayoutUnknown {
+			if ok {
+				t.Errorf("libvma %s (md5 %s) has an older layout but is in the table as %s", tg.name, tg.md5, v.Releases)
+			}
+			continue
+		}
+		supported[tg.md5] = true
+		if !ok {
+			t.Errorf("libvma %s (md5 %s, layout %v) is not in the table", tg.name, tg.md5, tg.layout)
+			continue
+		}
+		if v.Layout != tg.layout || v.Rings != tg.rings || tg.rings == 0 {
+			t.Errorf("libvma %s: table says layout %v rings %d, versions.tsv layout %v rings %d", tg.name, v.Layout, v.Rings, tg.layout, tg.rings)
+		}
+	}
+	for _, v := range vmastats.KnownVersions() {
+		if !supported[v.MD5] {
+			t.Errorf("table entry %s (%s) is not the md5 of any layout A or B tag", v.MD5, v.Releases)
+		}
+		// Releases is a list of tags and ranges of tags; together they
+		// must cover every tag with this md5 and no other.
+		in := map[string]bool{}
+		for _, part := range strings.Split(v.Releases, ", ") {
+			lo, hi, isRange := strings.Cut(part, "-")
+			if !isRange {
+				hi = lo
+			}
+			for _, tg := range tags {
+				if !less(tg.name, lo) && !less(hi, tg.name) {
+					in[tg.name] = true
+					if tg.md5 != v.MD5 {
+						t.Errorf("%s: Releases %q covers libvma %s, whose md5 is %s", v.MD5, v.Releases, tg.name, tg.md5)
+					}
+				}
+			}
+			if !in[lo] || !in[hi] {
+				t.Errorf("%s: Releases %q names a tag that versions.tsv lacks", v.MD5, v.Releases)
+			}
+		}
+		for _, tg := range tags {
+			if tg.md5 == v.MD5 && !in[tg.name] {
+				t.Errorf("%s: Releases %q omits libvma %s", v.MD5, v.Releases, tg.name)
+			}
+		}
 	}
 }

@@ -5,9 +5,13 @@
 // alive and really its writer, and performs the reader handshake that makes
 // libvma copy its counters into the file.
 //
-// Decoding (Parse) is separate from I/O (Open, File.Read) so it can be
-// tested and fuzzed on bytes alone; an Encoder writes the same layouts for
+// Decoding (Parse) is separate from I/O (Load) so it can be tested and
+// fuzzed on bytes alone. Package vmastatstest writes the same layouts, for
 // tests and for the demo host.
+//
+// Parse, Identify and Discover work on any OS. Load and ProcLiveness need
+// Linux, where libvma runs; elsewhere they fail with ErrNotSupported.
+// ProcLiveness reads /proc through github.com/prometheus/procfs.
 package vmastats
 
 import (
@@ -105,49 +109,93 @@ func LookupVersion(md5 string) (Version, bool) {
 // KnownVersions returns a copy of the table of supported versions.
 func KnownVersions() []Version { return append([]Version(nil), knownVersions...) }
 
-// Offsets of the sh_mem_t header, identical in layouts A and B.
+// The layout of the sh_mem_t header, identical in layouts A and B: the
+// offset of each field and block array from the start of the file, and
+// the count and size of the blocks of each array. Parse reads the file
+// through them; they are exported for encoders such as vmastatstest, so
+// that a writer of test files shares the reader's table instead of a
+// copy. testdata/libvma/LAYOUT.md describes each block.
 const (
-	offReaderCounter = 0x0000
-	offVerInfo       = 0x0004
-	offProtocolVer   = 0x0008
-	offLogLevel      = 0x0028
-	offLogDetails    = 0x002C
-	offFdDump        = 0x0030
-	offFdDumpLevel   = 0x0034
-	offCQ            = 0x0038
-	offRing          = 0x0238
-	offBpool         = 0x09B8
-	offMC            = 0x09D8
-	offIomux         = 0x29DC
-	offMaxSockets    = 0x2F20
-	offSockets       = 0x2F28
+	OffsetReaderCounter   = 0x0000 // int32 reader_counter
+	OffsetVerInfo         = 0x0004 // 4 × u8 ver_info
+	OffsetProtocolVer     = 0x0008 // ProtocolVerLen bytes of stats_protocol_ver
+	OffsetLogLevel        = 0x0028 // int32 log_level
+	OffsetLogDetailsLevel = 0x002C // u8 log_details_level
+	OffsetFdDump          = 0x0030 // int32 fd_dump
+	OffsetFdDumpLogLevel  = 0x0034 // int32 fd_dump_log_level
+	OffsetCQs             = 0x0038 // NumCQs × CQSize cq_inst_arr
+	OffsetRings           = 0x0238 // NumRings × RingSize ring_inst_arr
+	OffsetBufferPools     = 0x09B8 // NumBufferPools × BufferPoolSize bpool_inst_arr
+	OffsetMulticast       = 0x09D8 // u16 max_grp_num, then at +4 MaxMCGroups × MCEntrySize
+	OffsetIomux           = 0x29DC // poll, select at +IomuxSize, NumEpolls × EpollSize at +2×IomuxSize
+	OffsetMaxSockets      = 0x2F20 // u64 max_skt_inst_num
+	OffsetSockets         = 0x2F28 // socket blocks of Layout.SocketStride bytes
 
-	numCQ       = 16
-	sizeCQ      = 32
-	numRing     = 16
-	sizeRing    = 120
-	numBpool    = 2
-	sizeBpool   = 16
-	maxMCGroups = 1024
-	sizeMCEntry = 8
-	numEpoll    = 32
-	sizeIomux   = 32
-	sizeEpoll   = 40
+	NumCQs         = 16
+	CQSize         = 32
+	NumRings       = 16
+	RingSize       = 120
+	NumBufferPools = 2
+	BufferPoolSize = 16
+	MaxMCGroups    = 1024
+	MCEntrySize    = 8
+	NumEpolls      = 32
+	IomuxSize      = 32
+	EpollSize      = 40
+	// ProtocolVerLen is the length of the md5 text in stats_protocol_ver.
+	ProtocolVerLen = 32
 
 	// HeaderSize is the size of everything before the socket blocks; the
 	// layout and the expected file size are known after reading it.
-	HeaderSize = offSockets
+	HeaderSize = OffsetSockets
 	// MaxSockets is the largest socket block count libvma allows
 	// (VMA_STATS_FD_NUM is capped at 1024).
 	MaxSockets = 1024
-	// protocolVerLen is the length of the md5 text.
-	protocolVerLen = 32
 )
+
+// SocketOffsets are the offsets of the fields of a socket block that
+// differ between layouts, from the start of the block (its enabled flag;
+// socket_stats_t follows at +8). The fields before them are at the same
+// place in both layouts.
+type SocketOffsets struct {
+	// RxReadyBytes and TxReadyBytes are n_rx_ready_byte_count and
+	// n_tx_ready_byte_count: 64-bit when WideReadyBytes, else 32-bit.
+	RxReadyBytes, TxReadyBytes int
+	WideReadyBytes             bool
+	// RxReadyByteLimit and RxZcopyPkts are the u32 n_rx_ready_byte_limit
+	// and n_rx_zcopy_pkt_count.
+	RxReadyByteLimit, RxZcopyPkts int
+	// Counters is the first of NumCounters u32 counters, in Counter order.
+	Counters int
+	// MCGroupMap is mc_grp_map, a std::bitset of MaxMCGroups bits stored
+	// as little-endian 64-bit words.
+	MCGroupMap int
+	// RingAllocLogic is ring_alloc_logic_rx, followed by _tx (int32 each).
+	RingAllocLogic int
+	// RingUserID is ring_user_id_rx, followed by _tx (u64 each).
+	RingUserID int
+}
+
+// SocketOffsets returns the socket block offsets of layout l; they are
+// those of layout B for any layout but A.
+func (l Layout) SocketOffsets() SocketOffsets {
+	if l == LayoutA {
+		return SocketOffsets{
+			RxReadyBytes: 8 + 0x30, RxReadyByteLimit: 8 + 0x34, RxZcopyPkts: 8 + 0x38, TxReadyBytes: 8 + 0x3C,
+			Counters: 8 + 0x40, MCGroupMap: 8 + 0xB0, RingAllocLogic: 8 + 0x130, RingUserID: 8 + 0x138,
+		}
+	}
+	return SocketOffsets{
+		RxReadyBytes: 8 + 0x30, RxReadyByteLimit: 8 + 0x38, RxZcopyPkts: 8 + 0x3C, TxReadyBytes: 8 + 0x40,
+		WideReadyBytes: true,
+		Counters:       8 + 0x48, MCGroupMap: 8 + 0xB8, RingAllocLogic: 8 + 0x138, RingUserID: 8 + 0x140,
+	}
+}
 
 // FileSize returns the size of a statistics file of layout l with n
 // socket blocks: libvma allocates one block more than max_skt_inst_num.
 func FileSize(l Layout, n int) int64 {
-	return int64(offSockets) + int64(n+1)*int64(l.SocketStride())
+	return int64(OffsetSockets) + int64(n+1)*int64(l.SocketStride())
 }
 
 // Errors that classify why a file cannot be decoded.

@@ -98,8 +98,10 @@ func ringType(e RingEnum, raw int32) RingType {
 	return table[raw]
 }
 
-// rawRingType is the inverse of ringType, for the encoder.
-func rawRingType(e RingEnum, t RingType) (int32, bool) {
+// Raw returns the n_type value that stands for t under numbering e, and
+// false if t does not exist in it (RING_ETH_CB after 9.2.x, for
+// example). It is the inverse of the decoding, for encoders.
+func (e RingEnum) Raw(t RingType) (int32, bool) {
 	for raw := int32(0); raw < 5; raw++ {
 		if ringType(e, raw) == t {
 			return raw, true

@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/nic-exporter/nic_exporter/vmastats"
+	"github.com/nic-exporter/nic_exporter/vmastats/vmastatstest"
 )
 
-// VMA applications. The files are written with vmastats.Encode, the
+// VMA applications. The files are written with vmastatstest.Encode, the
 // writer of the layout that the vmastats package checks against the
 // golden files of libvma 9.8.84 (layout B). The processes are simulated:
 // VMAPIDs names them and VMALiveness accepts exactly those pids, as the
@@ -104,7 +105,7 @@ func WriteVMA(dir string, c Config) error {
 		return err
 	}
 	for i, pid := range c.VMAPIDs() {
-		b, err := vmastats.Encode(c.VMAStats(i))
+		b, err := vmastatstest.Encode(c.VMAStats(i))
 		if err != nil {
 			return fmt.Errorf("encoding VMA process %d: %w", pid, err)
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/vmastats"
+	"github.com/nic-exporter/nic_exporter/vmastats/vmastatstest"
 )
 
 // helperDirEnv makes the test binary act as a libvma application: see
@@ -71,7 +72,7 @@ func helperStats(step int) *vmastats.Stats {
 // reader_counter since the last publication (libvma's handshake), and
 // answers "published" or "idle"; "rc" answers the reader counter.
 func runVMAHelper(dir string, in io.Reader, out io.Writer) error {
-	pub, err := vmastats.NewPublisher(dir, os.Getpid(), helperStats(0))
+	pub, err := vmastatstest.NewPublisher(dir, os.Getpid(), helperStats(0))
 	if err != nil {
 		return err
 	}
@@ -221,7 +222,7 @@ func TestVMAFileStates(t *testing.T) {
 	dir := t.TempDir()
 	me := os.Getpid()
 	good := helperStats(0)
-	pub, err := vmastats.NewPublisher(dir, me, good)
+	pub, err := vmastatstest.NewPublisher(dir, me, good)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +236,7 @@ func TestVMAFileStates(t *testing.T) {
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := vmastats.Encode(good)
+	b, _ := vmastatstest.Encode(good)
 	if err := os.WriteFile(filepath.Join(dir, vmastats.FilePrefix+strconv.Itoa(dead.Process.Pid)), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestVMAFileStates(t *testing.T) {
 // process identity (pid and start time) changes.
 func TestVMAProcessRestartResets(t *testing.T) {
 	dir := t.TempDir()
-	pub, err := vmastats.NewPublisher(dir, 4242, helperStats(0))
+	pub, err := vmastatstest.NewPublisher(dir, 4242, helperStats(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +300,7 @@ var _ vmastats.Liveness = fixedLiveness{}
 // its file is neither read nor written.
 func TestVMAFilterSkipsBeforeReading(t *testing.T) {
 	dir := t.TempDir()
-	pub, err := vmastats.NewPublisher(dir, os.Getpid(), helperStats(0))
+	pub, err := vmastatstest.NewPublisher(dir, os.Getpid(), helperStats(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +332,7 @@ func TestVMAFilterSkipsBeforeReading(t *testing.T) {
 // wrong size for a moment): the totals of closed sockets must survive.
 func TestVMAKeepsTotalsThroughABadPoll(t *testing.T) {
 	dir := t.TempDir()
-	pub, err := vmastats.NewPublisher(dir, 4242, helperStats(0))
+	pub, err := vmastatstest.NewPublisher(dir, 4242, helperStats(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +387,7 @@ func TestVMAOneFilePerProcess(t *testing.T) {
 	}{
 		{"aliased directory", func(t *testing.T) []string {
 			dir := t.TempDir()
-			pub, err := vmastats.NewPublisher(dir, os.Getpid(), helperStats(0))
+			pub, err := vmastatstest.NewPublisher(dir, os.Getpid(), helperStats(0))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -401,7 +402,7 @@ func TestVMAOneFilePerProcess(t *testing.T) {
 			var dirs []string
 			for i := 0; i < 2; i++ {
 				dir := t.TempDir()
-				pub, err := vmastats.NewPublisher(dir, os.Getpid(), helperStats(i))
+				pub, err := vmastatstest.NewPublisher(dir, os.Getpid(), helperStats(i))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -458,7 +459,7 @@ func TestVMANoDuplicateSeriesFromOneFile(t *testing.T) {
 	s.Sockets[1].BoundPort = s.Sockets[0].BoundPort
 	s.Sockets[0].MCGroups = []int{0, 1}
 	dir := t.TempDir()
-	pub, err := vmastats.NewPublisher(dir, 4242, s)
+	pub, err := vmastatstest.NewPublisher(dir, 4242, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,7 +503,7 @@ func TestVMAReinitializedFileResets(t *testing.T) {
 	dir := t.TempDir()
 	before := helperStats(0)
 	before.Iomux.Poll.PollHit = 1000
-	pub, err := vmastats.NewPublisher(dir, 4242, before)
+	pub, err := vmastatstest.NewPublisher(dir, 4242, before)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +528,7 @@ func TestVMAReinitializedFileResets(t *testing.T) {
 	// The exec'd image's libvma rewrites the same inode from zero.
 	after := helperStats(2)
 	after.Iomux.Poll.PollHit = 10
-	b, err := vmastats.Encode(after)
+	b, err := vmastatstest.Encode(after)
 	if err != nil {
 		t.Fatal(err)
 	}

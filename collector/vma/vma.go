@@ -58,7 +58,7 @@ func New(cfg Config, log *zap.Logger) *Collector {
 		cfg.ProcPath = "/proc"
 	}
 	if cfg.Liveness == nil {
-		cfg.Liveness = vmastats.ProcLiveness{ProcPath: cfg.ProcPath}
+		cfg.Liveness = vmastats.NewProcLiveness(cfg.ProcPath)
 	}
 	if cfg.Settle == 0 {
 		cfg.Settle = 20 * time.Millisecond

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nic-exporter/nic_exporter/vmastats"
+	"github.com/nic-exporter/nic_exporter/vmastats/vmastatstest"
 )
 
 // The reference host's VMA application: a market-data feed handler
@@ -137,7 +138,7 @@ func (h *Host) updateVMA() error {
 	tcp.Counters[vmastats.TxRetransmits] = rate32(0.05, t)
 	s.Sockets = []vmastats.Socket{udp, tcp}
 
-	b, err := vmastats.Encode(s)
+	b, err := vmastatstest.Encode(s)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package vmastats
+package vmastatstest
 
 import (
 	"fmt"
@@ -9,12 +9,16 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nic-exporter/nic_exporter/vmastats"
 )
 
 // Publisher writes a statistics file the way libvma does: it creates
 // <dir>/vmastat.<pid> with mode 0644, sizes it for the layout, keeps it
-// mapped MAP_SHARED and rewrites the counters in place. It exists for
-// tests and for the demo host; the exporter never publishes.
+// mapped MAP_SHARED and rewrites the counters in place. A test that
+// publishes a file for its own pid gets a writer that passes every
+// liveness check of vmastats.Load, because the test process really maps
+// it.
 type Publisher struct {
 	path string
 	mem  []byte
@@ -22,12 +26,12 @@ type Publisher struct {
 }
 
 // NewPublisher creates the file for pid in dir and writes s into it.
-func NewPublisher(dir string, pid int, s *Stats) (*Publisher, error) {
+func NewPublisher(dir string, pid int, s *vmastats.Stats) (*Publisher, error) {
 	b, err := Encode(s)
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, FilePrefix+strconv.Itoa(pid))
+	path := filepath.Join(dir, vmastats.FilePrefix+strconv.Itoa(pid))
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", path, err)
@@ -56,7 +60,7 @@ func (p *Publisher) ReaderCounter() int32 {
 // Update rewrites every field but the reader counter from s, which must
 // keep the layout and socket count the file was created with. Like
 // libvma it writes without a lock; readers may see a torn block.
-func (p *Publisher) Update(s *Stats) error {
+func (p *Publisher) Update(s *vmastats.Stats) error {
 	if err := EncodeInto(p.buf, s); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package vmastats
+package vmastats_test
 
 import (
 	"bytes"
@@ -17,26 +17,28 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
+	"github.com/nic-exporter/nic_exporter/vmastats"
+	"github.com/nic-exporter/nic_exporter/vmastats/vmastatstest"
 )
 
 // publishSelf publishes s as this test process's own statistics file in
 // a new directory, so the real procfs liveness checks apply to it.
-func publishSelf(t *testing.T, s *Stats) (*Publisher, Candidate) {
+func publishSelf(t *testing.T, s *vmastats.Stats) (*vmastatstest.Publisher, vmastats.Candidate) {
 	t.Helper()
 	dir := t.TempDir()
-	p, err := NewPublisher(dir, os.Getpid(), s)
+	p, err := vmastatstest.NewPublisher(dir, os.Getpid(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	return p, Candidate{Path: p.Path(), PID: os.Getpid()}
+	return p, vmastats.Candidate{Path: p.Path(), PID: os.Getpid()}
 }
 
 func TestLoadLiveFileHandshake(t *testing.T) {
-	want := testStats(LayoutB)
+	want := vmastatstest.Sample(vmastats.LayoutB)
 	pub, c := publishSelf(t, want)
 	for i := 1; i <= 3; i++ {
-		l, err := Load(c, LoadOptions{})
+		l, err := vmastats.Load(c, vmastats.LoadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +48,7 @@ func TestLoadLiveFileHandshake(t *testing.T) {
 		if l.Process.PID != os.Getpid() || l.Process.StartTicks == 0 || l.Process.Comm == "" {
 			t.Errorf("process %+v", l.Process)
 		}
-		if len(l.Stats.Sockets) != 2 || l.Stats.Sockets[1].Counters[TxBytes] != want.Sockets[1].Counters[TxBytes] {
+		if len(l.Stats.Sockets) != 2 || l.Stats.Sockets[1].Counters[vmastats.TxBytes] != want.Sockets[1].Counters[vmastats.TxBytes] {
 			t.Errorf("decoded %+v", l.Stats.Sockets)
 		}
 	}
@@ -55,12 +57,12 @@ func TestLoadLiveFileHandshake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enc, _ := Encode(want)
+	enc, _ := vmastatstest.Encode(want)
 	if !bytes.Equal(got[4:], enc[4:]) {
 		t.Error("the file changed beyond the reader counter")
 	}
 	// NoHandshake reads without writing.
-	if l, err := Load(c, LoadOptions{NoHandshake: true}); err != nil || l.Handshake || pub.ReaderCounter() != 3 {
+	if l, err := vmastats.Load(c, vmastats.LoadOptions{NoHandshake: true}); err != nil || l.Handshake || pub.ReaderCounter() != 3 {
 		t.Errorf("NoHandshake: %v, counter %d", err, pub.ReaderCounter())
 	}
 }
@@ -77,7 +79,7 @@ func sha(t *testing.T, path string) [32]byte {
 func TestLoadRefusesSymlinks(t *testing.T) {
 	// A symbolic link to a file the exporter must never touch, and one to
 	// a perfectly valid statistics file: both are refused unread.
-	pub, _ := publishSelf(t, testStats(LayoutB))
+	pub, _ := publishSelf(t, vmastatstest.Sample(vmastats.LayoutB))
 	dir := t.TempDir()
 	before := sha(t, "/etc/passwd")
 	var st0 unix.Stat_t
@@ -85,13 +87,13 @@ func TestLoadRefusesSymlinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, target := range []string{"/etc/passwd", pub.Path()} {
-		link := filepath.Join(dir, FilePrefix+strconv.Itoa(os.Getpid()))
+		link := filepath.Join(dir, vmastats.FilePrefix+strconv.Itoa(os.Getpid()))
 		os.Remove(link)
 		if err := os.Symlink(target, link); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Load(Candidate{Path: link, PID: os.Getpid()}, LoadOptions{})
-		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "symbolic link") {
+		_, err := vmastats.Load(vmastats.Candidate{Path: link, PID: os.Getpid()}, vmastats.LoadOptions{})
+		if !errors.Is(err, vmastats.ErrRefused) || !strings.Contains(err.Error(), "symbolic link") {
 			t.Errorf("link to %s: %v, want refused as a symbolic link", target, err)
 		}
 	}
@@ -109,17 +111,20 @@ func TestLoadRefusesSymlinks(t *testing.T) {
 
 func TestLoadRefusesOddFiles(t *testing.T) {
 	pid := os.Getpid()
-	name := FilePrefix + strconv.Itoa(pid)
+	name := vmastats.FilePrefix + strconv.Itoa(pid)
 	t.Run("fifo", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), name)
 		if err := unix.Mkfifo(path, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)
-		go func() { _, err := Load(Candidate{Path: path, PID: pid}, LoadOptions{}); done <- err }()
+		go func() {
+			_, err := vmastats.Load(vmastats.Candidate{Path: path, PID: pid}, vmastats.LoadOptions{})
+			done <- err
+		}()
 		select {
 		case err := <-done:
-			if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "not a regular file") {
+			if !errors.Is(err, vmastats.ErrRefused) || !strings.Contains(err.Error(), "not a regular file") {
 				t.Errorf("fifo: %v", err)
 			}
 		case <-time.After(10 * time.Second):
@@ -131,12 +136,12 @@ func TestLoadRefusesOddFiles(t *testing.T) {
 		if err := os.Mkdir(path, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Load(Candidate{Path: path, PID: pid}, LoadOptions{}); !errors.Is(err, ErrRefused) {
+		if _, err := vmastats.Load(vmastats.Candidate{Path: path, PID: pid}, vmastats.LoadOptions{}); !errors.Is(err, vmastats.ErrRefused) {
 			t.Errorf("directory: %v", err)
 		}
 	})
 	t.Run("hard link", func(t *testing.T) {
-		pub, _ := publishSelf(t, testStats(LayoutB))
+		pub, _ := publishSelf(t, vmastatstest.Sample(vmastats.LayoutB))
 		sub := filepath.Join(filepath.Dir(pub.Path()), "sub") // same file system
 		if err := os.Mkdir(sub, 0o755); err != nil {
 			t.Fatal(err)
@@ -145,7 +150,7 @@ func TestLoadRefusesOddFiles(t *testing.T) {
 		if err := os.Link(pub.Path(), path); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Load(Candidate{Path: path, PID: pid}, LoadOptions{}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "hard links") {
+		if _, err := vmastats.Load(vmastats.Candidate{Path: path, PID: pid}, vmastats.LoadOptions{}); !errors.Is(err, vmastats.ErrRefused) || !strings.Contains(err.Error(), "hard links") {
 			t.Errorf("hard link: %v", err)
 		}
 	})
@@ -153,13 +158,13 @@ func TestLoadRefusesOddFiles(t *testing.T) {
 
 func TestLoadWrongOwner(t *testing.T) {
 	testenv.Root(t)
-	pub, c := publishSelf(t, testStats(LayoutB))
+	pub, c := publishSelf(t, vmastatstest.Sample(vmastats.LayoutB))
 	const nobody = 65534
 	if err := os.Chown(pub.Path(), nobody, nobody); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Load(c, LoadOptions{})
-	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "file owner uid 65534") {
+	_, err := vmastats.Load(c, vmastats.LoadOptions{})
+	if !errors.Is(err, vmastats.ErrRefused) || !strings.Contains(err.Error(), "file owner uid 65534") {
 		t.Errorf("file owned by nobody for a root process: %v", err)
 	}
 	if pub.ReaderCounter() != 0 {
@@ -169,15 +174,15 @@ func TestLoadWrongOwner(t *testing.T) {
 
 func TestLoadWrongSizeAndVersion(t *testing.T) {
 	t.Run("size", func(t *testing.T) {
-		pub, c := publishSelf(t, testStats(LayoutB))
+		pub, c := publishSelf(t, vmastatstest.Sample(vmastats.LayoutB))
 		f, err := os.OpenFile(pub.Path(), os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		f.Write([]byte{0})
 		f.Close()
-		_, err = Load(c, LoadOptions{})
-		if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "bytes, but libvma 9.8.84.0 (layout B, 8 sockets) writes") {
+		_, err = vmastats.Load(c, vmastats.LoadOptions{})
+		if !errors.Is(err, vmastats.ErrUnsupported) || !strings.Contains(err.Error(), "bytes, but libvma 9.8.84.0 (layout B, 8 sockets) writes") {
 			t.Errorf("size: %v", err)
 		}
 		if pub.ReaderCounter() != 0 {
@@ -185,12 +190,12 @@ func TestLoadWrongSizeAndVersion(t *testing.T) {
 		}
 	})
 	t.Run("version", func(t *testing.T) {
-		s := testStats(LayoutB)
+		s := vmastatstest.Sample(vmastats.LayoutB)
 		s.ProtocolVer = "ffffffffffffffffffffffffffffffff"
 		s.VerInfo = [4]uint8{9, 9, 1, 0}
 		pub, c := publishSelf(t, s)
-		_, err := Load(c, LoadOptions{})
-		if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "libvma 9.9.1.0") {
+		_, err := vmastats.Load(c, vmastats.LoadOptions{})
+		if !errors.Is(err, vmastats.ErrUnsupported) || !strings.Contains(err.Error(), "libvma 9.9.1.0") {
 			t.Errorf("version: %v", err)
 		}
 		if pub.ReaderCounter() != 0 {
@@ -201,7 +206,7 @@ func TestLoadWrongSizeAndVersion(t *testing.T) {
 
 func TestLoadDeadAndForeignPID(t *testing.T) {
 	dir := t.TempDir()
-	b, err := Encode(testStats(LayoutB))
+	b, err := vmastatstest.Encode(vmastatstest.Sample(vmastats.LayoutB))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,11 +216,11 @@ func TestLoadDeadAndForeignPID(t *testing.T) {
 		t.Fatal(err)
 	}
 	dead := cmd.Process.Pid
-	deadPath := filepath.Join(dir, FilePrefix+strconv.Itoa(dead))
+	deadPath := filepath.Join(dir, vmastats.FilePrefix+strconv.Itoa(dead))
 	if err := os.WriteFile(deadPath, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(Candidate{Path: deadPath, PID: dead}, LoadOptions{}); !errors.Is(err, ErrStale) {
+	if _, err := vmastats.Load(vmastats.Candidate{Path: deadPath, PID: dead}, vmastats.LoadOptions{}); !errors.Is(err, vmastats.ErrStale) {
 		t.Errorf("dead pid %d: %v", dead, err)
 	}
 	if _, err := os.Stat(deadPath); err != nil {
@@ -237,12 +242,12 @@ func TestLoadDeadAndForeignPID(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	foreign := filepath.Join(dir, FilePrefix+strconv.Itoa(sleep.Process.Pid))
+	foreign := filepath.Join(dir, vmastats.FilePrefix+strconv.Itoa(sleep.Process.Pid))
 	if err := os.WriteFile(foreign, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Load(Candidate{Path: foreign, PID: sleep.Process.Pid}, LoadOptions{})
-	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "does not map this file") {
+	_, err = vmastats.Load(vmastats.Candidate{Path: foreign, PID: sleep.Process.Pid}, vmastats.LoadOptions{})
+	if !errors.Is(err, vmastats.ErrRefused) || !strings.Contains(err.Error(), "does not map this file") {
 		t.Errorf("file not mapped by its pid: %v", err)
 	}
 }
@@ -251,7 +256,7 @@ func TestLoadDeadAndForeignPID(t *testing.T) {
 // while it is loaded over and over. Every Load must return a result or
 // an error; none may crash the process (SIGBUS on a mapped page).
 func TestLoadTruncationLoop(t *testing.T) {
-	pub, c := publishSelf(t, testStats(LayoutB))
+	pub, c := publishSelf(t, vmastatstest.Sample(vmastats.LayoutB))
 	good, err := os.ReadFile(pub.Path())
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +286,7 @@ func TestLoadTruncationLoop(t *testing.T) {
 	}()
 	var ok, failed int
 	for i := 0; i < 2000; i++ {
-		if _, err := Load(c, LoadOptions{}); err != nil {
+		if _, err := vmastats.Load(c, vmastats.LoadOptions{}); err != nil {
 			failed++
 		} else {
 			ok++
@@ -295,52 +300,27 @@ func TestLoadTruncationLoop(t *testing.T) {
 	}
 }
 
-// TestReaderCounterFault maps a page of a file, truncates the file and
-// increments the counter: the SIGBUS must become an error, every time.
-func TestReaderCounterFault(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "f")
-	for i := 0; i < 50; i++ {
-		if err := os.WriteFile(path, make([]byte, os.Getpagesize()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		fd, err := unix.Open(path, unix.O_RDWR, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mem, err := unix.Mmap(fd, 0, os.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-		unix.Close(fd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := addInt32(mem); err != nil {
-			t.Fatalf("increment on an intact file: %v", err)
-		}
-		if err := os.Truncate(path, 0); err != nil {
-			t.Fatal(err)
-		}
-		err = addInt32(mem)
-		unix.Munmap(mem)
-		if err == nil || !strings.Contains(err.Error(), "memory fault") {
-			t.Fatalf("increment on a truncated file: %v, want a memory fault error", err)
-		}
-	}
-}
-
 // BenchmarkLoad measures one poll of one live file with the default 100
 // socket slots: procfs verification, open, handshake, two reads, decode.
+// Like the collector, it keeps one ProcLiveness, which has read the boot
+// time before the first poll.
 func BenchmarkLoad(b *testing.B) {
-	s := testStats(LayoutB)
+	s := vmastatstest.Sample(vmastats.LayoutB)
 	s.MaxSockets = 100
 	dir := b.TempDir()
-	p, err := NewPublisher(dir, os.Getpid(), s)
+	p, err := vmastatstest.NewPublisher(dir, os.Getpid(), s)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer p.Close()
-	c := Candidate{Path: p.Path(), PID: os.Getpid()}
+	c := vmastats.Candidate{Path: p.Path(), PID: os.Getpid()}
+	opts := vmastats.LoadOptions{Liveness: vmastats.NewProcLiveness("/proc")}
+	if _, err := vmastats.Load(c, opts); err != nil {
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Load(c, LoadOptions{}); err != nil {
+		if _, err := vmastats.Load(c, opts); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -360,16 +340,16 @@ func TestLoadRefusesMountPoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { unix.Unmount(src, unix.MNT_DETACH) })
-	pub, err := NewPublisher(src, os.Getpid(), testStats(LayoutB))
+	pub, err := vmastatstest.NewPublisher(src, os.Getpid(), vmastatstest.Sample(vmastats.LayoutB))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { pub.Close() })
-	if _, err := Load(Candidate{Path: pub.Path(), PID: os.Getpid()}, LoadOptions{NoHandshake: true}); err != nil {
+	if _, err := vmastats.Load(vmastats.Candidate{Path: pub.Path(), PID: os.Getpid()}, vmastats.LoadOptions{NoHandshake: true}); err != nil {
 		t.Fatalf("the file itself: %v", err)
 	}
 	dir := t.TempDir()
-	name := filepath.Join(dir, FilePrefix+strconv.Itoa(os.Getpid()))
+	name := filepath.Join(dir, vmastats.FilePrefix+strconv.Itoa(os.Getpid()))
 	if err := os.WriteFile(name, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -377,8 +357,8 @@ func TestLoadRefusesMountPoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { unix.Unmount(name, unix.MNT_DETACH) })
-	_, err = Load(Candidate{Path: name, PID: os.Getpid()}, LoadOptions{})
-	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "mount point") {
+	_, err = vmastats.Load(vmastats.Candidate{Path: name, PID: os.Getpid()}, vmastats.LoadOptions{})
+	if !errors.Is(err, vmastats.ErrRefused) || !strings.Contains(err.Error(), "mount point") {
 		t.Errorf("file mounted over %s: %v, want refused as a mount point", name, err)
 	}
 	if pub.ReaderCounter() != 0 {
