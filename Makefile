@@ -22,8 +22,12 @@ demo:
 # fuzz seed corpora, real-kernel and end-to-end tests).
 test: lint unit race
 
+# unit runs the Go tests of both modules: the exporter's, and the deploy
+# tests (deploy/go.mod: promtool, the real Prometheus and Alertmanager
+# stack, the Kubernetes manifests, the systemd unit).
 unit:
 	$(GO) test -count=1 ./...
+	cd deploy && $(GO) test -count=1 ./...
 
 # race runs the concurrent core (runner, cache, scrape handler) under the
 # race detector.
@@ -38,16 +42,18 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+	cd deploy && $(GO) vet ./...
 
 staticcheck:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	cd deploy && $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
+# tidy-check fails, printing the diff, when go mod tidy would change the
+# go.mod or go.sum of the exporter or of the deploy tests; it writes
+# nothing.
 tidy-check:
-	@cp go.mod /tmp/go.mod.tidy-check && cp go.sum /tmp/go.sum.tidy-check; \
-	$(GO) mod tidy; \
-	if ! diff -q go.mod /tmp/go.mod.tidy-check >/dev/null || ! diff -q go.sum /tmp/go.sum.tidy-check >/dev/null; then \
-		diff -u /tmp/go.mod.tidy-check go.mod; mv /tmp/go.mod.tidy-check go.mod; mv /tmp/go.sum.tidy-check go.sum; \
-		echo "go mod tidy changes go.mod/go.sum"; exit 1; fi
+	$(GO) mod tidy -diff
+	cd deploy && $(GO) mod tidy -diff
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
