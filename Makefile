@@ -2,11 +2,15 @@ GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 BRANCH    ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
-STATICCHECK_VERSION ?= v0.8.2
 LDFLAGS   := -s -w \
 	-X github.com/prometheus/common/version.Version=$(VERSION) \
 	-X github.com/prometheus/common/version.Revision=$(REVISION) \
 	-X github.com/prometheus/common/version.Branch=$(BRANCH)
+
+# staticcheck is pinned as a Go tool dependency of its own module
+# (tools/go.mod), so lint runs offline once the modules are cached and its
+# dependencies stay out of the exporter's module graph.
+STATICCHECK := $(GO) tool -modfile=$(CURDIR)/tools/go.mod staticcheck
 
 .PHONY: all build test unit race lint fmt-check vet staticcheck tidy-check bench bench-compare demo
 
@@ -45,15 +49,16 @@ vet:
 	cd deploy && $(GO) vet ./...
 
 staticcheck:
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
-	cd deploy && $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	$(STATICCHECK) ./...
+	cd deploy && $(STATICCHECK) ./...
 
-# tidy-check fails, printing the diff, when go mod tidy would change the
-# go.mod or go.sum of the exporter or of the deploy tests; it writes
-# nothing.
+# tidy-check fails, printing the diff, when go mod tidy would change a
+# go.mod or go.sum of the exporter, the deploy tests or the tools; it
+# writes nothing.
 tidy-check:
 	$(GO) mod tidy -diff
 	cd deploy && $(GO) mod tidy -diff
+	cd tools && $(GO) mod tidy -diff
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
