@@ -12,7 +12,7 @@ LDFLAGS   := -s -w \
 # dependencies stay out of the exporter's module graph.
 STATICCHECK := $(GO) tool -modfile=$(CURDIR)/tools/go.mod staticcheck
 
-.PHONY: all build test unit race lint fmt-check vet staticcheck tidy-check bench bench-compare demo
+.PHONY: all build test unit race cross-build lint fmt-check vet staticcheck tidy-check bench bench-compare demo
 
 all: lint build test
 
@@ -23,8 +23,9 @@ demo:
 	$(GO) run ./cmd/nic_exporter --demo
 
 # test runs every test: the linters, then all Go tests (unit, fixture,
-# fuzz seed corpora, real-kernel and end-to-end tests).
-test: lint unit race
+# fuzz seed corpora, real-kernel and end-to-end tests), then the cross
+# builds.
+test: lint unit race cross-build
 
 # unit runs the Go tests of both modules: the exporter's, and the deploy
 # tests (deploy/go.mod: promtool, the real Prometheus and Alertmanager
@@ -37,6 +38,16 @@ unit:
 # race detector.
 race:
 	$(GO) test -race -count=1 ./collector/ ./collector/exposition/ ./collector/scrape/
+
+# cross-build builds every package for the Linux servers the exporter runs
+# on and for darwin/arm64, where developers build and run the unit tests on
+# laptops; go vet for darwin also type-checks the tests there. The builds
+# are static like the release binary's, and write nothing.
+cross-build:
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build ./...
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build ./...
+	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GO) build ./...
+	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GO) vet ./...
 
 lint: fmt-check vet staticcheck tidy-check
 
