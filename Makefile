@@ -2,13 +2,17 @@ GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 BRANCH    ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
-STATICCHECK_VERSION ?= v0.8.2
 LDFLAGS   := -s -w \
 	-X github.com/prometheus/common/version.Version=$(VERSION) \
 	-X github.com/prometheus/common/version.Revision=$(REVISION) \
 	-X github.com/prometheus/common/version.Branch=$(BRANCH)
 
-.PHONY: all build test unit race lint fmt-check vet staticcheck tidy-check bench bench-compare demo
+# staticcheck is pinned as a Go tool dependency of its own module
+# (tools/go.mod), so lint runs offline once the modules are cached and its
+# dependencies stay out of the exporter's module graph.
+STATICCHECK := $(GO) tool -modfile=$(CURDIR)/tools/go.mod staticcheck
+
+.PHONY: all build test unit race cross-build lint fmt-check vet staticcheck tidy-check bench bench-compare demo
 
 all: lint build test
 
@@ -19,11 +23,16 @@ demo:
 	$(GO) run ./cmd/nic_exporter --demo
 
 # test runs every test: the linters, then all Go tests (unit, fixture,
-# fuzz seed corpora, real-kernel and end-to-end tests).
-test: lint unit race
+# fuzz seed corpora, real-kernel and end-to-end tests), then the cross
+# builds.
+test: lint unit race cross-build
 
+# unit runs the Go tests of both modules: the exporter's, and the deploy
+# tests (deploy/go.mod: promtool, the real Prometheus and Alertmanager
+# stack, the Kubernetes manifests, the systemd unit).
 unit:
 	$(GO) test -count=1 ./...
+	cd deploy && $(GO) test -count=1 ./...
 
 # race runs the concurrent core (runner, cache, scrape handler) and the
 # collectors under the race detector. The Soft-RoCE kernel test is left
@@ -31,6 +40,16 @@ unit:
 # runs it already.
 race:
 	$(GO) test -race -count=1 -skip '^TestSoftRoCE$$' ./collector/...
+
+# cross-build builds every package for the Linux servers the exporter runs
+# on and for darwin/arm64, where developers build and run the unit tests on
+# laptops; go vet for darwin also type-checks the tests there. The builds
+# are static like the release binary's, and write nothing.
+cross-build:
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build ./...
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build ./...
+	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GO) build ./...
+	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GO) vet ./...
 
 lint: fmt-check vet staticcheck tidy-check
 
@@ -40,16 +59,19 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+	cd deploy && $(GO) vet ./...
 
 staticcheck:
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	$(STATICCHECK) ./...
+	cd deploy && $(STATICCHECK) ./...
 
+# tidy-check fails, printing the diff, when go mod tidy would change a
+# go.mod or go.sum of the exporter, the deploy tests or the tools; it
+# writes nothing.
 tidy-check:
-	@cp go.mod /tmp/go.mod.tidy-check && cp go.sum /tmp/go.sum.tidy-check; \
-	$(GO) mod tidy; \
-	if ! diff -q go.mod /tmp/go.mod.tidy-check >/dev/null || ! diff -q go.sum /tmp/go.sum.tidy-check >/dev/null; then \
-		diff -u /tmp/go.mod.tidy-check go.mod; mv /tmp/go.mod.tidy-check go.mod; mv /tmp/go.sum.tidy-check go.sum; \
-		echo "go mod tidy changes go.mod/go.sum"; exit 1; fi
+	$(GO) mod tidy -diff
+	cd deploy && $(GO) mod tidy -diff
+	cd tools && $(GO) mod tidy -diff
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

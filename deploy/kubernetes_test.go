@@ -289,7 +289,7 @@ func wantPrometheusRule(t *testing.T) *monitoringv1.PrometheusRule {
 }
 
 const prometheusRuleHeader = `# Generated from deploy/prometheus/alerts.yml and rules.yml by
-#   go test ./deploy -run TestPrometheusRuleMatchesRuleFiles -update
+#   cd deploy && go test -run TestPrometheusRuleMatchesRuleFiles -update
 # Do not edit: the rule files are the single source, and the test fails
 # when this file differs from them.
 `
@@ -328,6 +328,6 @@ func TestPrometheusRuleMatchesRuleFiles(t *testing.T) {
 		}
 	}
 	if diff := cmp.Diff(want, &got); diff != "" {
-		t.Errorf("%s differs from the rule files (go test ./deploy -run TestPrometheusRuleMatchesRuleFiles -update regenerates it) (-want +got):\n%s", prometheusRuleFile, diff)
+		t.Errorf("%s differs from the rule files (cd deploy && go test -run TestPrometheusRuleMatchesRuleFiles -update regenerates it) (-want +got):\n%s", prometheusRuleFile, diff)
 	}
 }

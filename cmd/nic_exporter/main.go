@@ -26,11 +26,11 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/scrape"
 	"github.com/nic-exporter/nic_exporter/internal/demo"
+	"github.com/nic-exporter/nic_exporter/internal/logging"
 )
 
 // defaultAddress is outside the exporter port range 9100-9999, which the
@@ -81,8 +81,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	app.Flag("web.max-requests", "Maximum number of scrapes served at once; more get HTTP 503. 0 means no limit.").Default("64").IntVar(&o.maxRequests)
 	app.Flag("path.sysfs", "sysfs mount point.").Default("/sys").StringVar(&o.sysfs)
 	app.Flag("path.procfs", "procfs mount point.").Default("/proc").StringVar(&o.procfs)
-	app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").EnumVar(&o.logLevel, "debug", "info", "warn", "error")
-	app.Flag("log.format", "Log format: json or console (logfmt-like, for people).").Default("console").EnumVar(&o.logFormat, "json", "console")
+	app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").EnumVar(&o.logLevel, logging.Levels()...)
+	app.Flag("log.format", "Output format of log messages: logfmt or json (console is an alias of logfmt).").Default("logfmt").EnumVar(&o.logFormat, logging.Formats()...)
 	app.Flag("log.source-error-interval", "How often a repeated source error of the same file or object is logged again.").Default("10m").DurationVar(&o.errLogInterval)
 	app.Flag("web.shutdown-grace", "How long in-flight scrapes may take to finish after SIGTERM.").Default("10s").DurationVar(&o.shutdownGrace)
 	app.Flag("demo", "Run the real collectors against the embedded reference host instead of this machine.").BoolVar(&o.demo)
@@ -119,30 +119,13 @@ func joinFaults() string {
 	return s
 }
 
-func newLogger(level, format string, w zapcore.WriteSyncer) (*zap.Logger, error) {
-	var lvl zapcore.Level
-	if err := lvl.Set(level); err != nil {
-		return nil, err
-	}
-	encCfg := zap.NewProductionEncoderConfig()
-	encCfg.EncodeTime = zapcore.ISO8601TimeEncoder
-	var enc zapcore.Encoder
-	if format == "json" {
-		enc = zapcore.NewJSONEncoder(encCfg)
-	} else {
-		encCfg.EncodeLevel = zapcore.CapitalLevelEncoder
-		enc = zapcore.NewConsoleEncoder(encCfg)
-	}
-	return zap.New(zapcore.NewCore(enc, w, lvl)), nil
-}
-
 func run(args []string, stderr io.Writer) int {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "nic_exporter: %v\n", err)
 		return 2
 	}
-	log, err := newLogger(o.logLevel, o.logFormat, zapcore.AddSync(stderr))
+	log, err := logging.New(logging.Config{Level: o.logLevel, Format: o.logFormat}, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "nic_exporter: %v\n", err)
 		return 2

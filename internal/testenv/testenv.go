@@ -47,7 +47,10 @@ func Root(t testing.TB) {
 // BuildExporter builds the nic_exporter command in pkgDir (a path such as
 // "../cmd/nic_exporter", relative to the test's package) as a static
 // binary in a new temporary directory. It is meant for TestMain; cleanup
-// removes the directory.
+// removes the directory. The build runs in pkgDir, so it uses the module
+// that holds the command (its go.mod and go.sum, the versions the release
+// binary gets) even when the caller is a test of another module, such as
+// the deploy tests.
 func BuildExporter(pkgDir string) (binary string, cleanup func(), err error) {
 	dir, err := os.MkdirTemp("", "nic_exporter-test-")
 	if err != nil {
@@ -55,7 +58,8 @@ func BuildExporter(pkgDir string) (binary string, cleanup func(), err error) {
 	}
 	cleanup = func() { os.RemoveAll(dir) }
 	binary = filepath.Join(dir, "nic_exporter")
-	build := exec.Command("go", "build", "-o", binary, pkgDir)
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Dir = pkgDir
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		cleanup()
