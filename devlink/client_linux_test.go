@@ -20,8 +20,8 @@ import (
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/nic-exporter/nic_exporter/internal/testenv"
 	"github.com/nic-exporter/nic_exporter/devlink/devlinktest"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 // testClient returns a client of a fake kernel that answers with fn.
