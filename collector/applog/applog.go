@@ -1,3 +1,6 @@
+// Package applog is the applog collector: it follows application log files
+// named by globs, through rotation and truncation, and counts the lines that
+// match the documented VMA error rules as nic_app_log_events_total.
 package applog
 
 import (

@@ -1,3 +1,7 @@
+// Package devlinkhealth is the devlink collector: health reporters, device
+// info and ports read over devlink generic netlink, health events from its
+// multicast group applied at once, and optional evidence capture (diagnose
+// and dump) when a reporter goes to error.
 package devlinkhealth
 
 import (

@@ -1,3 +1,7 @@
+// Package ethtool is the ethtool collector: driver and firmware info, link
+// settings and every driver statistic (ethtool -S) with fixed metric names,
+// queue and priority numbers moved into labels, and curated mlx5 and ENA
+// meanings.
 package ethtool
 
 import (

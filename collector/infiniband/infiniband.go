@@ -1,3 +1,6 @@
+// Package infiniband is the infiniband collector: RDMA device info, port
+// state, rate and LIDs, and the counters/ and hw_counters/ files of
+// /sys/class/infiniband as typed counters.
 package infiniband
 
 import (

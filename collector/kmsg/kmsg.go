@@ -1,3 +1,6 @@
+// Package kmsg is the kmsg collector: it reads /dev/kmsg and counts the
+// documented mlx5_core, mlx5_ib, ena and PCI error lines as
+// nic_kernel_log_events_total{driver,device,event}.
 package kmsg
 
 import (

@@ -1,3 +1,6 @@
+// Package netdev is the netdev collector: interface state, carrier, MTU,
+// speed, interface statistics, PCIe link speed and width against the
+// device's capability, and NUMA node.
 package netdev
 
 import (

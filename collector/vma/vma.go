@@ -1,3 +1,6 @@
+// Package vma is the vma collector: per-process statistics of applications
+// accelerated by NVIDIA VMA, read safely from libvma's vmastat.<pid>
+// shared-memory files.
 package vma
 
 import (
