@@ -232,15 +232,7 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle(o.metricsPath, metrics)
 	mux.HandleFunc("/healthz", scrape.Healthz)
-	mux.Handle("/readyz", scrape.Readyz(func() (bool, []string) {
-		var waiting []string
-		for _, r := range runners {
-			if !r.Status().PollingComplete {
-				waiting = append(waiting, r.Name())
-			}
-		}
-		return len(waiting) == 0, waiting
-	}))
+	mux.Handle("/readyz", scrape.Readyz(func() scrape.Readiness { return readiness(runners) }))
 	if o.metricsPath != "/" {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "NIC Exporter",
@@ -279,4 +271,25 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 		return fmt.Errorf("shutting down HTTP: %w", err)
 	}
 	return nil
+}
+
+// readiness is what /readyz reports about runners: the collectors still
+// waiting for their first poll, those with a stuck poll and those whose
+// last poll failed.
+func readiness(runners []*collector.Runner) scrape.Readiness {
+	var st scrape.Readiness
+	for _, r := range runners {
+		s := r.Status()
+		if !s.PollingComplete {
+			st.Waiting = append(st.Waiting, s.Name)
+			continue
+		}
+		if s.Stuck > 0 {
+			st.Stuck = append(st.Stuck, s.Name)
+		}
+		if !s.Up {
+			st.Down = append(st.Down, s.Name)
+		}
+	}
+	return st
 }

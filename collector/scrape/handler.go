@@ -233,8 +233,20 @@ func acceptsGzip(header string) bool {
 	return false
 }
 
-// Ready reports whether each named collector has completed a poll.
-type Ready func() (ready bool, waiting []string)
+// Readiness is the state /readyz reports, as lists of collector names.
+type Readiness struct {
+	// Waiting lists the collectors that have not completed a poll yet.
+	Waiting []string
+	// Stuck lists the collectors with a poll that outlived its timeout
+	// and has not returned: one of their sources blocks, and their
+	// series are as old as their last successful poll.
+	Stuck []string
+	// Down lists the collectors whose last poll failed.
+	Down []string
+}
+
+// Ready returns the current Readiness.
+type Ready func() Readiness
 
 // Healthz answers 200 while the process serves HTTP.
 func Healthz(w http.ResponseWriter, _ *http.Request) {
@@ -243,17 +255,34 @@ func Healthz(w http.ResponseWriter, _ *http.Request) {
 }
 
 // Readyz returns a handler that answers 200 once every enabled collector
-// has completed a poll, and 503 naming the collectors still waiting.
+// has completed a poll and none has a stuck poll, and 503 otherwise. The
+// body names the collectors that are waiting, stuck or down, one line
+// each kind. A collector that is down (its last poll failed, but
+// returned) does not make the exporter unready: it is usually a lasting
+// condition of the host (a missing privilege, a source that answers
+// with errors) that nic_exporter_collector_up reports, and a probe that
+// failed for it would keep the exporter out of service and stall rolling
+// updates without making the condition go away.
 func Readyz(ready Ready) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		ok, waiting := ready()
-		if !ok {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = fmt.Fprintf(w, "waiting for the first poll of: %s\n", strings.Join(waiting, ", "))
-			return
+		st := ready()
+		var b strings.Builder
+		if len(st.Waiting) > 0 {
+			fmt.Fprintf(&b, "waiting for the first poll of: %s\n", strings.Join(st.Waiting, ", "))
 		}
-		_, _ = io.WriteString(w, "ready\n")
+		if len(st.Stuck) > 0 {
+			fmt.Fprintf(&b, "stuck (a poll outlived its timeout and has not returned): %s\n", strings.Join(st.Stuck, ", "))
+		}
+		if len(st.Waiting) > 0 || len(st.Stuck) > 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		} else {
+			b.WriteString("ready\n")
+		}
+		if len(st.Down) > 0 {
+			fmt.Fprintf(&b, "down (last poll failed): %s\n", strings.Join(st.Down, ", "))
+		}
+		_, _ = io.WriteString(w, b.String())
 	}
 }
 

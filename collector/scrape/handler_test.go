@@ -173,29 +173,39 @@ func TestHandlerBoundsConcurrentScrapes(t *testing.T) {
 	}
 }
 
-func TestHealthAndReady(t *testing.T) {
+func TestHealthz(t *testing.T) {
 	rec := httptest.NewRecorder()
 	Healthz(rec, httptest.NewRequest("GET", "/healthz", nil))
-	if rec.Code != 200 {
-		t.Errorf("healthz: %d", rec.Code)
+	if rec.Code != 200 || rec.Body.String() != "ok\n" {
+		t.Errorf("healthz: %d %q", rec.Code, rec.Body.String())
 	}
-	ready := false
-	h := Readyz(func() (bool, []string) {
-		if ready {
-			return true, nil
-		}
-		return false, []string{"devlink", "ethtool"}
-	})
-	rec = httptest.NewRecorder()
-	h(rec, httptest.NewRequest("GET", "/readyz", nil))
-	if rec.Code != 503 || !strings.Contains(rec.Body.String(), "devlink, ethtool") {
-		t.Errorf("readyz before polls: %d %q", rec.Code, rec.Body.String())
+}
+
+func TestReadyz(t *testing.T) {
+	tests := []struct {
+		name     string
+		st       Readiness
+		wantCode int
+		wantBody string
+	}{
+		{"all polled", Readiness{}, 200, "ready\n"},
+		{"waiting for first polls", Readiness{Waiting: []string{"devlink", "ethtool"}}, 503,
+			"waiting for the first poll of: devlink, ethtool\n"},
+		{"stuck", Readiness{Stuck: []string{"netdev"}}, 503,
+			"stuck (a poll outlived its timeout and has not returned): netdev\n"},
+		{"down is named but ready", Readiness{Down: []string{"kmsg"}}, 200,
+			"ready\ndown (last poll failed): kmsg\n"},
+		{"everything at once", Readiness{Waiting: []string{"vma"}, Stuck: []string{"netdev", "infiniband"}, Down: []string{"netdev", "kmsg"}}, 503,
+			"waiting for the first poll of: vma\nstuck (a poll outlived its timeout and has not returned): netdev, infiniband\ndown (last poll failed): netdev, kmsg\n"},
 	}
-	ready = true
-	rec = httptest.NewRecorder()
-	h(rec, httptest.NewRequest("GET", "/readyz", nil))
-	if rec.Code != 200 {
-		t.Errorf("readyz after polls: %d", rec.Code)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			Readyz(func() Readiness { return tt.st })(rec, httptest.NewRequest("GET", "/readyz", nil))
+			if rec.Code != tt.wantCode || rec.Body.String() != tt.wantBody {
+				t.Errorf("got %d %q, want %d %q", rec.Code, rec.Body.String(), tt.wantCode, tt.wantBody)
+			}
+		})
 	}
 }
 
