@@ -518,3 +518,50 @@ func selfMetric(t *testing.T, r *Runner, name string) float64 {
 	t.Fatalf("self-metrics lack %s{collector=%q}", name, r.Name())
 	return 0
 }
+
+// TestSourceErrorsManyFailingSources reports 30,000 distinct failing
+// sources in each of several polls: the number of log lines stays bounded
+// per interval, every error is still counted, and what was not logged is
+// summarised.
+func TestSourceErrorsManyFailingSources(t *testing.T) {
+	core, logs := observer.New(zap.InfoLevel)
+	s := NewSourceErrors(zap.New(core), time.Minute)
+	now := time.Unix(1000, 0)
+	s.now = func() time.Time { return now }
+	const sources, polls = 30_000, 3
+	poll := func() {
+		for i := 0; i < sources; i++ {
+			s.Report(fmt.Sprintf("/sys/class/net/veth%d/mtu", i), syscall.EIO)
+		}
+		now = now.Add(5 * time.Second)
+	}
+	for p := 0; p < polls; p++ {
+		poll()
+	}
+	if n := logs.Len(); n > maxLogLines+1 {
+		t.Errorf("%d log lines for %d failing sources in one interval, want at most %d", n, sources, maxLogLines+1)
+	}
+	if got, want := fmt.Sprint(s.Counts()), fmt.Sprint([]ReasonCount{{"eio", sources * polls}}); got != want {
+		t.Errorf("counts = %s, want %s", got, want)
+	}
+	if logs.FilterMessageSnippet("not logged").Len() != 1 {
+		t.Errorf("no single line saying that further source errors are not logged")
+	}
+	// The next interval: a summary of what was not logged, and again a
+	// bounded number of lines.
+	now = now.Add(time.Minute)
+	logs.TakeAll()
+	poll()
+	if n := logs.Len(); n > maxLogLines+2 {
+		t.Errorf("%d log lines in the second interval, want at most %d", n, maxLogLines+2)
+	}
+	// More keys fail than are tracked, so each report is of a key
+	// forgotten since its last one: all but the logged lines are unlogged.
+	summary := logs.FilterMessageSnippet("were not logged").All()
+	if len(summary) != 1 {
+		t.Fatalf("%d summary lines, want 1", len(summary))
+	}
+	if got, want := summary[0].ContextMap()["unlogged"], uint64(sources*polls-maxLogLines); got != want {
+		t.Errorf("summary: unlogged = %v, want %v", got, want)
+	}
+}
