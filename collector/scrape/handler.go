@@ -13,12 +13,12 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	"go.uber.org/zap"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 )
@@ -44,19 +44,16 @@ type Handler struct {
 	cfg      Config
 	log      *zap.Logger
 	inflight atomic.Int64
-	// tails are the renderings of the exporter's own metrics in flight,
-	// by format, shared by the scrapes that ask while one is rendered.
-	tailMu   sync.Mutex
-	tails    map[expfmt.Format]*selfTail
+	// tails shares a rendering of the exporter's own metrics, by format,
+	// among the scrapes that ask while it is rendered.
+	tails    singleflight.Group
 	rejected atomic.Uint64
 }
 
 // NewHandler returns a handler that serves the snapshots of sources in
 // the given order, then the metrics of cfg.Gatherer.
 func NewHandler(sources []Source, cfg Config, log *zap.Logger) *Handler {
-	h := &Handler{sources: sources, cfg: cfg, log: log}
-	h.tails = make(map[expfmt.Format]*selfTail)
-	return h
+	return &Handler{sources: sources, cfg: cfg, log: log}
 }
 
 // Rejected returns the number of scrapes refused because MaxConcurrent
@@ -73,6 +70,8 @@ const (
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Every answer depends on Accept-Encoding, refusals included.
+	w.Header().Set("Vary", "Accept-Encoding")
 	if n := h.inflight.Add(1); h.cfg.MaxConcurrent > 0 && n > int64(h.cfg.MaxConcurrent) {
 		h.inflight.Add(-1)
 		h.rejected.Add(1)
@@ -95,7 +94,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var err error
 	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
 		w.Header().Set("Content-Encoding", "gzip")
-		w.Header().Add("Vary", "Accept-Encoding")
 		err = h.writeGzip(w, format, encFormat)
 	} else {
 		err = h.writePlain(w, format, encFormat)
@@ -119,37 +117,20 @@ func (h *Handler) writePlain(w io.Writer, format exposition.Format, encFormat ex
 	return err
 }
 
-// selfTail is one rendering of the exporter's own metrics.
-type selfTail struct {
-	done chan struct{}
-	data []byte
-	err  error
-}
-
 // renderSelf returns the exporter's own metrics in encFormat. Scrapes
 // that arrive while a rendering is in flight wait for it and share its
 // bytes instead of gathering again: gathering the Go runtime and process
 // metrics (procfs reads, about 1,000 allocations) is most of a cached
 // scrape's cost, and 50 scrapers that start together would each pay it.
-// Sequential scrapes always gather afresh.
+// Sequential scrapes always gather afresh. The bytes are shared: callers
+// must not modify them.
 func (h *Handler) renderSelf(encFormat expfmt.Format) ([]byte, error) {
-	h.tailMu.Lock()
-	if t := h.tails[encFormat]; t != nil {
-		h.tailMu.Unlock()
-		<-t.done
-		return t.data, t.err
-	}
-	t := &selfTail{done: make(chan struct{})}
-	h.tails[encFormat] = t
-	h.tailMu.Unlock()
-	var buf bytes.Buffer
-	t.err = h.writeSelf(&buf, encFormat)
-	t.data = buf.Bytes()
-	h.tailMu.Lock()
-	delete(h.tails, encFormat)
-	h.tailMu.Unlock()
-	close(t.done)
-	return t.data, t.err
+	v, err, _ := h.tails.Do(string(encFormat), func() (any, error) {
+		var buf bytes.Buffer
+		err := h.writeSelf(&buf, encFormat)
+		return buf.Bytes(), err
+	})
+	return v.([]byte), err
 }
 
 // gzipHeader is a gzip member header: deflate, no flags, no time, unknown OS.
@@ -215,7 +196,7 @@ func acceptsGzip(header string) bool {
 	for _, part := range strings.Split(header, ",") {
 		part = strings.TrimSpace(part)
 		name, params, _ := strings.Cut(part, ";")
-		if strings.TrimSpace(name) != "gzip" {
+		if !strings.EqualFold(strings.TrimSpace(name), "gzip") { // content codings are case-insensitive (RFC 9110, 8.4.1)
 			continue
 		}
 		// A weight of zero ("gzip;q=0", "gzip; q=0.000") means the client

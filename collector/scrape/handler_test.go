@@ -71,6 +71,9 @@ func TestHandlerNegotiation(t *testing.T) {
 		{"gzip refused with a decimal zero", "", "gzip; q=0.0", contentTypeText, false, "nic_exporter_test_total 5"},
 		{"gzip refused with three decimals", "", "br, gzip;q=0.000", contentTypeText, false, "nic_exporter_test_total 5"},
 		{"gzip with a low weight", "", "gzip;q=0.001", contentTypeText, true, "nic_exporter_test_total 5"},
+		{"gzip in capitals", "", "GZIP", contentTypeText, true, "nic_exporter_test_total 5"},
+		{"gzip in mixed case with a weight", "", "deflate, Gzip; Q=0.5", contentTypeText, true, "nic_exporter_test_total 5"},
+		{"gzip in capitals refused", "", "GZip;q=0", contentTypeText, false, "nic_exporter_test_total 5"},
 		{"protobuf falls back to text", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited", "", contentTypeText, false, "nic_exporter_test_total 5"},
 	}
 	for _, tt := range tests {
@@ -89,6 +92,10 @@ func TestHandlerNegotiation(t *testing.T) {
 			}
 			if got := rec.Header().Get("Content-Type"); got != tt.wantType {
 				t.Errorf("Content-Type = %q, want %q", got, tt.wantType)
+			}
+			// Caches must key on Accept-Encoding whatever this answer was.
+			if got := rec.Header().Values("Vary"); len(got) != 1 || got[0] != "Accept-Encoding" {
+				t.Errorf("Vary = %q, want Accept-Encoding once", got)
 			}
 			var body io.Reader = rec.Body
 			if tt.wantGzip {
@@ -159,6 +166,9 @@ func TestHandlerBoundsConcurrentScrapes(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	if rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("third concurrent scrape: status %d, want 503", rec.Code)
+	}
+	if got := rec.Header().Get("Vary"); got != "Accept-Encoding" {
+		t.Errorf("503 answer: Vary = %q, want Accept-Encoding", got)
 	}
 	close(src.release)
 	wg.Wait()
