@@ -56,6 +56,9 @@ type options struct {
 	web            *web.FlagConfig
 	metricsPath    string
 	maxRequests    int
+	readHeader     time.Duration
+	writeTimeout   time.Duration
+	idleTimeout    time.Duration
 	sysfs          string
 	procfs         string
 	logLevel       string
@@ -78,6 +81,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o.web = kingpinflag.AddFlags(app, defaultAddress)
 	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
 	app.Flag("web.max-requests", "Maximum number of scrapes served at once; more get HTTP 503. 0 means no limit.").Default("64").IntVar(&o.maxRequests)
+	app.Flag("web.read-header-timeout", "How long a client may take to send the headers of a request.").Default("10s").DurationVar(&o.readHeader)
+	app.Flag("web.write-timeout", "How long one answer may take to write; a scrape whose client reads slower loses the connection and frees its slot of --web.max-requests.").Default("1m").DurationVar(&o.writeTimeout)
+	app.Flag("web.idle-timeout", "How long an idle keep-alive connection stays open between requests.").Default("2m").DurationVar(&o.idleTimeout)
 	app.Flag("path.sysfs", "sysfs mount point.").Default("/sys").StringVar(&o.sysfs)
 	app.Flag("path.procfs", "procfs mount point.").Default("/proc").StringVar(&o.procfs)
 	app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").EnumVar(&o.logLevel, "debug", "info", "warn", "error")
@@ -227,7 +233,8 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	for i, r := range runners {
 		sourcesList[i] = r
 	}
-	metrics := scrape.NewHandler(sourcesList, scrape.Config{MaxConcurrent: o.maxRequests, Gatherer: reg}, log.Named("scrape"))
+	metrics := scrape.NewHandler(sourcesList, scrape.Config{MaxConcurrent: o.maxRequests, WriteTimeout: o.writeTimeout, Gatherer: reg}, log.Named("scrape"))
+	reg.MustRegister(metrics)
 
 	mux := http.NewServeMux()
 	mux.Handle(o.metricsPath, metrics)
@@ -250,7 +257,21 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 		mux.Handle("/", landing)
 	}
 
-	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// net/http's own errors (TLS handshakes, accept errors, panics) go
+	// through zap, in --log.format like every other line.
+	httpLog, err := zap.NewStdLogAt(log.Named("http"), zapcore.WarnLevel)
+	if err != nil {
+		return fmt.Errorf("HTTP error log: %w", err)
+	}
+	server := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: o.readHeader,
+		// The metrics handler sets its own deadline when it admits a
+		// scrape; this one bounds every other answer.
+		WriteTimeout: o.writeTimeout,
+		IdleTimeout:  o.idleTimeout,
+		ErrorLog:     httpLog,
+	}
 	serveErr := make(chan error, 1)
 	go func() {
 		serveErr <- web.ListenAndServe(server, o.web, slog.New(zapslog.NewHandler(log.Named("web").Core())))

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -56,30 +57,57 @@ func freePort(t *testing.T) string {
 	return addr
 }
 
+// lockedBuffer is a bytes.Buffer that a test may read while the process
+// writes to it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 // exporter is a running nic_exporter process.
 type exporter struct {
 	cmd    *exec.Cmd
 	addr   string
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
 	done   chan error
 }
 
-func start(t *testing.T, args ...string) *exporter {
+// startCmd starts the exporter on e.addr with args and kills it when the
+// test ends.
+func startCmd(t *testing.T, e *exporter, args ...string) *exec.Cmd {
 	t.Helper()
-	e := &exporter{addr: freePort(t), stderr: &bytes.Buffer{}, done: make(chan error, 1)}
-	e.cmd = exec.Command(binary, append([]string{"--web.listen-address=" + e.addr}, args...)...)
-	e.cmd.Stderr = e.stderr
-	if err := e.cmd.Start(); err != nil {
+	cmd := exec.Command(binary, append([]string{"--web.listen-address=" + e.addr}, args...)...)
+	cmd.Stderr = e.stderr
+	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { e.done <- e.cmd.Wait() }()
+	go func() { e.done <- cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = e.cmd.Process.Kill()
+		_ = cmd.Process.Kill()
 		<-e.done
 		if t.Failed() {
 			t.Logf("exporter log:\n%s", e.stderr.String())
 		}
 	})
+	return cmd
+}
+
+func start(t *testing.T, args ...string) *exporter {
+	t.Helper()
+	e := &exporter{addr: freePort(t), stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	e.cmd = startCmd(t, e, args...)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		resp, err := http.Get("http://" + e.addr + "/readyz")

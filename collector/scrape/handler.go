@@ -7,13 +7,17 @@ package scrape
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
@@ -33,12 +37,46 @@ type Config struct {
 	// MaxConcurrent bounds the scrapes served at once; more get HTTP 503.
 	// Zero means no bound.
 	MaxConcurrent int
+	// WriteTimeout bounds the time one scrape may take to write its
+	// answer, from the moment it is admitted: a client that reads slower
+	// than that loses the connection and frees its slot. Zero means no
+	// bound. It is applied with http.ResponseController, so it works
+	// whatever the server's own WriteTimeout.
+	WriteTimeout time.Duration
+	// LogInterval is how often scrapes that fail for the same reason are
+	// logged again, with the number not logged in between. Zero means
+	// one minute.
+	LogInterval time.Duration
 	// Gatherer supplies the exporter's own metrics (self-metrics, build
 	// info, Go runtime and process metrics). It may be nil.
 	Gatherer prometheus.Gatherer
 }
 
-// Handler is the /metrics handler.
+// Reasons a scrape fails, as the label of nic_exporter_scrapes_failed_total.
+const (
+	// ReasonRejected is a scrape refused with HTTP 503 because
+	// MaxConcurrent scrapes were already in flight.
+	ReasonRejected = "rejected"
+	// ReasonWriteTimeout is a scrape whose client did not take the
+	// answer within WriteTimeout.
+	ReasonWriteTimeout = "write_timeout"
+	// ReasonWriteError is a scrape whose connection broke, typically
+	// because the client gave up and closed it.
+	ReasonWriteError = "write_error"
+)
+
+// Indexes of the failure reasons in reasons and Handler.failed.
+const (
+	failRejected = iota
+	failWriteTimeout
+	failWriteError
+)
+
+// reasons lists the failure reasons by index.
+var reasons = [...]string{failRejected: ReasonRejected, failWriteTimeout: ReasonWriteTimeout, failWriteError: ReasonWriteError}
+
+// Handler is the /metrics handler. It is also a prometheus.Collector of
+// its own metrics: scrapes in flight and failed scrapes by reason.
 type Handler struct {
 	sources  []Source
 	cfg      Config
@@ -46,19 +84,87 @@ type Handler struct {
 	inflight atomic.Int64
 	// tails shares a rendering of the exporter's own metrics, by format,
 	// among the scrapes that ask while it is rendered.
-	tails    singleflight.Group
-	rejected atomic.Uint64
+	tails  singleflight.Group
+	failed [len(reasons)]atomic.Uint64
+	now    func() time.Time
+
+	logMu   sync.Mutex
+	logged  [len(reasons)]time.Time // when each reason was last logged
+	unnoted [len(reasons)]uint64    // failures not logged since
+
+	inflightDesc, failedDesc *prometheus.Desc
 }
 
 // NewHandler returns a handler that serves the snapshots of sources in
 // the given order, then the metrics of cfg.Gatherer.
 func NewHandler(sources []Source, cfg Config, log *zap.Logger) *Handler {
-	return &Handler{sources: sources, cfg: cfg, log: log}
+	if cfg.LogInterval <= 0 {
+		cfg.LogInterval = time.Minute
+	}
+	return &Handler{
+		sources: sources, cfg: cfg, log: log, now: time.Now,
+		inflightDesc: prometheus.NewDesc("nic_exporter_scrapes_in_flight", "Scrapes of the metrics endpoint being served now, this one included.", nil, nil),
+		failedDesc: prometheus.NewDesc("nic_exporter_scrapes_failed_total",
+			"Scrapes of the metrics endpoint that did not deliver a whole answer, by reason: rejected (HTTP 503, --web.max-requests scrapes were in flight), write_timeout (the client did not read the answer within --web.write-timeout), write_error (the connection broke).",
+			[]string{"reason"}, nil),
+	}
 }
 
 // Rejected returns the number of scrapes refused because MaxConcurrent
 // scrapes were already in flight.
-func (h *Handler) Rejected() uint64 { return h.rejected.Load() }
+func (h *Handler) Rejected() uint64 { return h.failed[failRejected].Load() }
+
+// Failed returns the number of scrapes that failed for reason, one of
+// the Reason constants.
+func (h *Handler) Failed(reason string) uint64 {
+	for i, r := range reasons {
+		if r == reason {
+			return h.failed[i].Load()
+		}
+	}
+	return 0
+}
+
+// Describe implements prometheus.Collector.
+func (h *Handler) Describe(ch chan<- *prometheus.Desc) {
+	ch <- h.inflightDesc
+	ch <- h.failedDesc
+}
+
+// Collect implements prometheus.Collector.
+func (h *Handler) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(h.inflightDesc, prometheus.GaugeValue, float64(h.inflight.Load()))
+	for i, r := range reasons {
+		ch <- prometheus.MustNewConstMetric(h.failedDesc, prometheus.CounterValue, float64(h.failed[i].Load()), r)
+	}
+}
+
+// fail counts a failed scrape and logs it, at most once per LogInterval
+// per reason.
+func (h *Handler) fail(i int, r *http.Request, err error) {
+	h.failed[i].Add(1)
+	now := h.now()
+	h.logMu.Lock()
+	if !h.logged[i].IsZero() && now.Sub(h.logged[i]) < h.cfg.LogInterval {
+		h.unnoted[i]++
+		h.logMu.Unlock()
+		return
+	}
+	unnoted := h.unnoted[i]
+	h.logged[i], h.unnoted[i] = now, 0
+	h.logMu.Unlock()
+	fields := []zap.Field{zap.String("reason", reasons[i]), zap.String("client", r.RemoteAddr)}
+	if err != nil {
+		fields = append(fields, zap.Error(err))
+	}
+	if i == failRejected {
+		fields = append(fields, zap.Int("max_requests", h.cfg.MaxConcurrent))
+	}
+	if unnoted > 0 {
+		fields = append(fields, zap.Uint64("not_logged_since_last", unnoted))
+	}
+	h.log.Warn("scrape failed; nic_exporter_scrapes_failed_total counts every one", fields...)
+}
 
 const (
 	contentTypeText = "text/plain; version=0.0.4; charset=utf-8"
@@ -74,11 +180,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Vary", "Accept-Encoding")
 	if n := h.inflight.Add(1); h.cfg.MaxConcurrent > 0 && n > int64(h.cfg.MaxConcurrent) {
 		h.inflight.Add(-1)
-		h.rejected.Add(1)
+		h.fail(failRejected, r, nil)
 		http.Error(w, fmt.Sprintf("too many concurrent scrapes (limit %d)", h.cfg.MaxConcurrent), http.StatusServiceUnavailable)
 		return
 	}
 	defer h.inflight.Add(-1)
+	if h.cfg.WriteTimeout > 0 {
+		// A client that stops reading must not hold its slot forever.
+		err := http.NewResponseController(w).SetWriteDeadline(h.now().Add(h.cfg.WriteTimeout))
+		if err != nil && !errors.Is(err, http.ErrNotSupported) {
+			h.log.Debug("setting the scrape's write deadline failed", zap.Error(err))
+		}
+	}
 
 	format := exposition.Text
 	encFormat := expfmt.FmtText
@@ -99,8 +212,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = h.writePlain(w, format, encFormat)
 	}
 	if err != nil {
-		// The client went away or the connection broke; headers are out.
-		h.log.Debug("writing scrape failed", zap.Error(err))
+		// Headers are out: nothing to tell the client. The server closes
+		// the connection.
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			h.fail(failWriteTimeout, r, err)
+		} else {
+			h.fail(failWriteError, r, err)
+		}
 	}
 }
 
@@ -110,10 +228,7 @@ func (h *Handler) writePlain(w io.Writer, format exposition.Format, encFormat ex
 			return err
 		}
 	}
-	tail, err := h.renderSelf(encFormat)
-	if _, werr := w.Write(tail); werr != nil {
-		return werr
-	}
+	_, err := w.Write(h.renderSelf(encFormat))
 	return err
 }
 
@@ -124,13 +239,18 @@ func (h *Handler) writePlain(w io.Writer, format exposition.Format, encFormat ex
 // scrape's cost, and 50 scrapers that start together would each pay it.
 // Sequential scrapes always gather afresh. The bytes are shared: callers
 // must not modify them.
-func (h *Handler) renderSelf(encFormat expfmt.Format) ([]byte, error) {
-	v, err, _ := h.tails.Do(string(encFormat), func() (any, error) {
+//
+// A rendering that fails part way is logged, and what was rendered is
+// still served: the scrape's snapshots are worth more than its tail.
+func (h *Handler) renderSelf(encFormat expfmt.Format) []byte {
+	v, _, _ := h.tails.Do(string(encFormat), func() (any, error) {
 		var buf bytes.Buffer
-		err := h.writeSelf(&buf, encFormat)
-		return buf.Bytes(), err
+		if err := h.writeSelf(&buf, encFormat); err != nil {
+			h.log.Warn("rendering the exporter's own metrics failed", zap.Error(err))
+		}
+		return buf.Bytes(), nil
 	})
-	return v.([]byte), err
+	return v.([]byte)
 }
 
 // gzipHeader is a gzip member header: deflate, no flags, no time, unknown OS.
@@ -154,10 +274,7 @@ func (h *Handler) writeGzip(w io.Writer, format exposition.Format, encFormat exp
 		crc = exposition.CRC32Combine(crc, seg.CRC, seg.Size)
 		size += seg.Size
 	}
-	tail, err := h.renderSelf(encFormat)
-	if err != nil {
-		return err
-	}
+	tail := h.renderSelf(encFormat)
 	if err := writeStored(w, tail); err != nil { // ends with the final block
 		return err
 	}
@@ -166,7 +283,7 @@ func (h *Handler) writeGzip(w io.Writer, format exposition.Format, encFormat exp
 	var trailer [8]byte
 	binary.LittleEndian.PutUint32(trailer[:4], crc)
 	binary.LittleEndian.PutUint32(trailer[4:], uint32(size)) // ISIZE is the size mod 2^32
-	_, err = w.Write(trailer[:])
+	_, err := w.Write(trailer[:])
 	return err
 }
 
