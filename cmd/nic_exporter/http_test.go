@@ -241,3 +241,25 @@ func writeSelfSignedCert(t *testing.T, certFile, keyFile string) {
 		t.Fatal(err)
 	}
 }
+
+// TestCustomTelemetryPath serves the metrics under a nested path, keeps
+// the landing page at / and 404s the default path.
+func TestCustomTelemetryPath(t *testing.T) {
+	e := start(t, "--demo", "--web.telemetry-path=/prom/metrics")
+	body, _ := e.get(t, "/prom/metrics", nil)
+	if !strings.Contains(body, "nic_exporter_collector_up{") {
+		t.Errorf("no metrics under /prom/metrics")
+	}
+	landing, _ := e.get(t, "/", nil)
+	if !strings.Contains(landing, `href="/prom/metrics"`) {
+		t.Errorf("the landing page does not link to /prom/metrics:\n%s", landing)
+	}
+	resp, err := http.Get("http://" + e.addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /metrics with --web.telemetry-path=/prom/metrics: %s, want 404", resp.Status)
+	}
+}

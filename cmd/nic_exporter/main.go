@@ -12,10 +12,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -99,18 +103,89 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if _, err := app.Parse(args); err != nil {
 		return nil, err
 	}
-	// A zero or negative interval would panic in time.NewTicker when the
-	// collector starts, and a zero timeout would fail every poll.
-	for _, cf := range o.collectors {
-		p := "--collector." + cf.spec.name
-		if cf.interval <= 0 {
-			return nil, fmt.Errorf("%s.interval must be positive, got %s", p, cf.interval)
-		}
-		if cf.timeout <= 0 {
-			return nil, fmt.Errorf("%s.timeout must be positive, got %s", p, cf.timeout)
-		}
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	return o, nil
+}
+
+// minInterval is the shortest poll interval a collector accepts. Every
+// poll reads all of a collector's sources and renders a new snapshot:
+// below this a typo (1ns, 1ms) would burn a core, and no NIC counter is
+// worth reading more often.
+const minInterval = 100 * time.Millisecond
+
+// check refuses flag values that parse but cannot work. Its errors are
+// reported like kingpin's, with exit status 2.
+func (o *options) check() error {
+	for _, cf := range o.collectors {
+		p := "--collector." + cf.spec.name
+		// A zero or negative interval would panic in time.NewTicker.
+		if cf.interval <= 0 {
+			return fmt.Errorf("%s.interval must be positive, got %s", p, cf.interval)
+		}
+		if cf.interval < minInterval {
+			return fmt.Errorf("%s.interval must be at least %s, got %s", p, minInterval, cf.interval)
+		}
+		// A zero timeout would fail every poll.
+		if cf.timeout <= 0 {
+			return fmt.Errorf("%s.timeout must be positive, got %s", p, cf.timeout)
+		}
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{
+		{"--web.read-header-timeout", o.readHeader},
+		{"--web.write-timeout", o.writeTimeout},
+		{"--web.idle-timeout", o.idleTimeout},
+		{"--web.shutdown-grace", o.shutdownGrace},
+	} {
+		if d.v <= 0 {
+			return fmt.Errorf("%s must be positive, got %s", d.flag, d.v)
+		}
+	}
+	if o.maxRequests < 0 {
+		return fmt.Errorf("--web.max-requests must not be negative (0 means no limit), got %d", o.maxRequests)
+	}
+	if (o.demoFaults != "" || o.demoElapsed != 0) && !o.demo {
+		return errors.New("--demo.faults and --demo.elapsed need --demo")
+	}
+	return checkTelemetryPath(o.metricsPath)
+}
+
+// otherEndpoints are the paths the exporter serves besides the metrics.
+var otherEndpoints = []string{"/", "/healthz", "/readyz"}
+
+// checkTelemetryPath refuses a --web.telemetry-path that http.ServeMux
+// would reject with a panic, that no request could reach, or that would
+// hide another endpoint.
+func checkTelemetryPath(p string) error {
+	const flag = "--web.telemetry-path"
+	switch {
+	case p == "":
+		return fmt.Errorf("%s must not be empty", flag)
+	case !strings.HasPrefix(p, "/"):
+		return fmt.Errorf("%s %q must start with /", flag, p)
+	case strings.ContainsFunc(p, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune("{}?#", r)
+	}):
+		return fmt.Errorf("%s %q may not contain spaces, control characters or any of {}?#", flag, p)
+	case path.Clean(p) != p:
+		return fmt.Errorf("%s %q must be a clean path: no trailing slash, no //, . or .. segments", flag, p)
+	case slices.Contains(otherEndpoints, p):
+		return fmt.Errorf("%s %q is taken by another endpoint (/ is the landing page, /healthz and /readyz the probes)", flag, p)
+	}
+	// Whatever else ServeMux refuses, it refuses with a panic.
+	return func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("%s %q: %v", flag, p, r)
+			}
+		}()
+		http.NewServeMux().Handle(p, http.NotFoundHandler())
+		return nil
+	}()
 }
 
 func joinFaults() string {
@@ -194,8 +269,6 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 		env.sysfs = host.SysfsPath()
 		env.demo = host
 		log.Info("running on the embedded demo host", zap.String("sysfs", env.sysfs), zap.String("faults", o.demoFaults))
-	} else if o.demoFaults != "" || o.demoElapsed != 0 {
-		return errors.New("--demo.faults and --demo.elapsed need --demo")
 	}
 
 	var runners []*collector.Runner
@@ -240,22 +313,20 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	mux.Handle(o.metricsPath, metrics)
 	mux.HandleFunc("/healthz", scrape.Healthz)
 	mux.Handle("/readyz", scrape.Readyz(func() scrape.Readiness { return readiness(runners) }))
-	if o.metricsPath != "/" {
-		landing, err := web.NewLandingPage(web.LandingConfig{
-			Name:        "NIC Exporter",
-			Description: "Prometheus exporter for the health of high-performance NICs",
-			Version:     version.Info(),
-			Links: []web.LandingLinks{
-				{Address: o.metricsPath, Text: "Metrics"},
-				{Address: "/healthz", Text: "Health"},
-				{Address: "/readyz", Text: "Readiness"},
-			},
-		})
-		if err != nil {
-			return fmt.Errorf("landing page: %w", err)
-		}
-		mux.Handle("/", landing)
+	landing, err := web.NewLandingPage(web.LandingConfig{
+		Name:        "NIC Exporter",
+		Description: "Prometheus exporter for the health of high-performance NICs",
+		Version:     version.Info(),
+		Links: []web.LandingLinks{
+			{Address: o.metricsPath, Text: "Metrics"},
+			{Address: "/healthz", Text: "Health"},
+			{Address: "/readyz", Text: "Readiness"},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("landing page: %w", err)
 	}
+	mux.Handle("/", landing)
 
 	// net/http's own errors (TLS handshakes, accept errors, panics) go
 	// through zap, in --log.format like every other line.

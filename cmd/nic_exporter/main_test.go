@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -298,17 +299,36 @@ func TestRealHostInterfaces(t *testing.T) {
 }
 
 func TestStartupErrors(t *testing.T) {
+	// Flags that parse but cannot work are refused with status 2, like
+	// kingpin's own errors; errors found while building the collectors
+	// or the demo host end the process with status 1.
 	tests := []struct {
 		args []string
 		want string
+		code int
 	}{
-		{[]string{"--collector.netdev.device-include=(["}, "--collector.netdev.device-include"},
-		{[]string{"--demo", "--demo.faults=nonsense@1m"}, "unknown demo fault"},
-		{[]string{"--demo.faults=link_flap@1m"}, "need --demo"},
-		{[]string{"--log.level=loud"}, "must be one of debug,info,warn,error"},
-		{[]string{"--demo", "--collector.netdev.interval=0"}, "--collector.netdev.interval must be positive"},
-		{[]string{"--demo", "--collector.kmsg.interval=-5s"}, "--collector.kmsg.interval must be positive"},
-		{[]string{"--demo", "--collector.netdev.timeout=0s"}, "--collector.netdev.timeout must be positive"},
+		{[]string{"--collector.netdev.device-include=(["}, "--collector.netdev.device-include", 1},
+		{[]string{"--demo", "--demo.faults=nonsense@1m"}, "unknown demo fault", 1},
+		{[]string{"--demo.faults=link_flap@1m"}, "need --demo", 2},
+		{[]string{"--log.level=loud"}, "must be one of debug,info,warn,error", 2},
+		{[]string{"--demo", "--collector.netdev.interval=0"}, "--collector.netdev.interval must be positive", 2},
+		{[]string{"--demo", "--collector.kmsg.interval=-5s"}, "--collector.kmsg.interval must be positive", 2},
+		{[]string{"--demo", "--collector.netdev.timeout=0s"}, "--collector.netdev.timeout must be positive", 2},
+		{[]string{"--demo", "--collector.netdev.interval=1ns"}, "--collector.netdev.interval must be at least 100ms, got 1ns", 2},
+		{[]string{"--demo", "--collector.vma.interval=99ms"}, "--collector.vma.interval must be at least 100ms", 2},
+		{[]string{"--demo", "--web.telemetry-path="}, "--web.telemetry-path must not be empty", 2},
+		{[]string{"--demo", "--web.telemetry-path=metrics"}, `--web.telemetry-path "metrics" must start with /`, 2},
+		{[]string{"--demo", "--web.telemetry-path=/healthz"}, `--web.telemetry-path "/healthz" is taken by another endpoint`, 2},
+		{[]string{"--demo", "--web.telemetry-path=/readyz"}, `--web.telemetry-path "/readyz" is taken by another endpoint`, 2},
+		{[]string{"--demo", "--web.telemetry-path=/"}, `--web.telemetry-path "/" is taken by another endpoint`, 2},
+		{[]string{"--demo", "--web.telemetry-path=/metrics/../healthz"}, `--web.telemetry-path "/metrics/../healthz" must be a clean path`, 2},
+		{[]string{"--demo", "--web.telemetry-path=/metrics/"}, `--web.telemetry-path "/metrics/" must be a clean path`, 2},
+		{[]string{"--demo", "--web.telemetry-path=/a b"}, `--web.telemetry-path "/a b" may not contain`, 2},
+		{[]string{"--demo", "--web.telemetry-path=/{x}"}, `--web.telemetry-path "/{x}" may not contain`, 2},
+		{[]string{"--demo", "--web.write-timeout=0s"}, "--web.write-timeout must be positive", 2},
+		{[]string{"--demo", "--web.idle-timeout=0s"}, "--web.idle-timeout must be positive", 2},
+		{[]string{"--demo", "--web.read-header-timeout=-1s"}, "--web.read-header-timeout must be positive", 2},
+		{[]string{"--demo", "--web.max-requests=-1"}, "--web.max-requests must not be negative", 2},
 	}
 	for _, tt := range tests {
 		// A bound, so that an exporter that starts instead of refusing
@@ -317,12 +337,15 @@ func TestStartupErrors(t *testing.T) {
 		cmd := exec.CommandContext(ctx, binary, append([]string{"--web.listen-address=127.0.0.1:0"}, tt.args...)...)
 		out, err := cmd.CombinedOutput()
 		cancel()
-		if err == nil {
-			t.Errorf("%v: exit status 0, want an error", tt.args)
-			continue
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != tt.code {
+			t.Errorf("%v: %v, want exit status %d", tt.args, err, tt.code)
 		}
 		if !strings.Contains(string(out), tt.want) {
 			t.Errorf("%v: output lacks %q:\n%s", tt.args, tt.want, out)
+		}
+		if strings.Contains(string(out), "goroutine ") {
+			t.Errorf("%v: a stack trace instead of a clear message:\n%s", tt.args, out)
 		}
 	}
 }
