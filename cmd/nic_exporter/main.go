@@ -231,6 +231,23 @@ func run(args []string, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	// SIGHUP would end the process (status 129, which Restart=on-failure
+	// does not restart). There is nothing to reload: the flags are read
+	// once, and the rules files are loaded into the kmsg and applog
+	// collectors when they are built. Say so instead.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				log.Warn("SIGHUP ignored: nic_exporter reloads nothing; restart it to apply changed flags or rules files")
+			}
+		}
+	}()
 	if err := serve(ctx, o, log); err != nil {
 		log.Error("nic_exporter stopped", zap.Error(err))
 		return 1
@@ -245,9 +262,28 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	var wg sync.WaitGroup
 	var host *demo.Host
 	pollCtx, cancelPolls := context.WithCancel(context.Background())
+	// stopBy is when the shutdown grace ends, once a signal came: the
+	// scrapes in flight and the collectors share it.
+	var stopBy time.Time
 	defer func() {
 		cancelPolls()
-		wg.Wait()
+		// A source that ignores its context (an event watch blocked in
+		// the open of a FIFO) must not keep the process from exiting.
+		stopped := make(chan struct{})
+		go func() {
+			wg.Wait()
+			close(stopped)
+		}()
+		wait := o.shutdownGrace
+		if !stopBy.IsZero() {
+			wait = max(time.Until(stopBy), 100*time.Millisecond)
+		}
+		select {
+		case <-stopped:
+		case <-time.After(wait):
+			log.Warn("collectors did not stop within the shutdown grace; exiting without them", zap.Duration("grace", o.shutdownGrace))
+			return
+		}
 		// Only after the polls and the demo's own updater have stopped.
 		if host != nil {
 			if err := host.Close(); err != nil {
@@ -356,11 +392,18 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: stopping polls and finishing in-flight scrapes")
+	stopBy = time.Now().Add(o.shutdownGrace)
 	cancelPolls()
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), o.shutdownGrace)
+	shutdownCtx, cancel := context.WithDeadline(context.Background(), stopBy)
 	defer cancel()
 	if err := server.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shutting down HTTP: %w", err)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("shutting down HTTP: %w", err)
+		}
+		// A scrape that outlives the grace is the client's problem, not
+		// a failure of the exporter: the shutdown still succeeds.
+		log.Warn("shutdown grace expired; closing the connections of scrapes still in flight", zap.Duration("grace", o.shutdownGrace))
+		_ = server.Close()
 	}
 	return nil
 }
