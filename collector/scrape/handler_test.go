@@ -304,7 +304,7 @@ func BenchmarkConcurrentScrapes(b *testing.B) {
 // Prometheus does and discard the compressed body (the decompression
 // happens on the Prometheus server, not on the exporter's host).
 func benchConcurrent(b *testing.B, n int, gz bool) {
-	h := NewHandler([]Source{fixed{snapshotOf(n)}}, Config{MaxConcurrent: 64}, zap.NewNop())
+	h := NewHandler([]Source{fixed{snapshotOf(n)}}, Config{MaxConcurrent: 64, WriteTimeout: time.Minute}, zap.NewNop()) // as the binary
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
