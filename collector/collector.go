@@ -26,7 +26,13 @@ type Collector interface {
 	// Name returns the collector's name as used in flags and self-metrics.
 	Name() string
 	// Update reads the sources and adds every series to p. It must honour
-	// ctx: the Runner abandons a poll when the per-poll timeout expires.
+	// ctx where it can. A call still running when the per-poll timeout
+	// expires is abandoned, not waited for: the Runner calls Update again
+	// on schedule while the abandoned call may still be blocked (in an
+	// open of a FIFO, a hung driver call). State kept between polls must
+	// therefore be guarded against concurrent calls; a mutex held for the
+	// whole of Update is enough (the new call then waits on it and is
+	// abandoned in turn, and the Runner bounds how many are outstanding).
 	Update(ctx context.Context, p *Poll) error
 }
 

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"container/list"
 	"errors"
 	"io/fs"
 	"sort"
@@ -53,76 +54,118 @@ var ErrParse = sysfs.ErrParse
 
 // SourceErrors counts and logs errors that drop single series. The first
 // occurrence of each key is logged at warn level; repeats are logged at
-// most once per interval with the number suppressed in between. It is safe
-// for concurrent use.
+// most once per interval with the number suppressed in between. Whatever
+// the number of distinct failing keys, at most maxLogLines lines are
+// logged per interval: past that, errors are only counted, one line says
+// so, and the first line of the next interval says how many were not
+// logged. It is safe for concurrent use.
 type SourceErrors struct {
 	log      *zap.Logger
 	interval time.Duration
 	now      func() time.Time
 
 	mu       sync.Mutex
-	keys     map[string]*logState
+	keys     map[string]*list.Element // of *logState; lru orders them
+	lru      *list.List               // most recently reported first
 	byReason map[string]uint64
+
+	windowStart time.Time // start of the current interval of the log budget
+	lines       int       // lines logged in it
+	unlogged    uint64    // errors not logged in it because the budget was spent
 }
 
 type logState struct {
+	key        string
 	last       time.Time
 	suppressed int
 }
 
-// maxKeys bounds the memory the rate limiter uses when a source produces
-// an unbounded set of failing keys; past it the oldest entries are dropped.
-const maxKeys = 4096
+const (
+	// maxKeys bounds the memory the per-key rate limiter uses when a
+	// source produces an unbounded set of failing keys; past it the least
+	// recently reported key is forgotten. A forgotten key that fails again
+	// counts as new, which the log budget bounds.
+	maxKeys = 4096
+	// maxLogLines bounds the source error lines logged per interval:
+	// 30,000 failing files must not mean 30,000 lines per poll.
+	maxLogLines = 100
+)
 
 // NewSourceErrors returns a SourceErrors that logs to log at most once per
-// interval per key.
+// interval per key, and at most maxLogLines lines per interval in all.
+// An interval of zero or less turns rate limiting off.
 func NewSourceErrors(log *zap.Logger, interval time.Duration) *SourceErrors {
 	return &SourceErrors{
 		log:      log,
 		interval: interval,
 		now:      time.Now,
-		keys:     make(map[string]*logState),
+		keys:     make(map[string]*list.Element),
+		lru:      list.New(),
 		byReason: make(map[string]uint64),
 	}
 }
 
 // Report counts err under its reason and logs it unless key was logged
-// within the interval.
+// within the interval or the interval's log budget is spent.
 func (s *SourceErrors) Report(key string, err error) {
 	now := s.now()
+	reason := Reason(err)
 	s.mu.Lock()
-	s.byReason[Reason(err)]++
-	st := s.keys[key]
-	if st == nil {
-		if len(s.keys) >= maxKeys {
-			s.evictOldest()
-		}
-		st = &logState{}
-		s.keys[key] = st
-	} else if now.Sub(st.last) < s.interval {
+	s.byReason[reason]++
+	st := s.state(key)
+	if !st.last.IsZero() && now.Sub(st.last) < s.interval {
 		st.suppressed++
 		s.mu.Unlock()
 		return
 	}
+	var unlogged uint64
+	if now.Sub(s.windowStart) >= s.interval {
+		unlogged = s.unlogged
+		s.windowStart, s.lines, s.unlogged = now, 0, 0
+	}
+	if s.lines >= maxLogLines {
+		// Logged again in a later interval, with this one counted.
+		st.last = now
+		st.suppressed++
+		s.unlogged++
+		first := s.unlogged == 1
+		s.mu.Unlock()
+		if first {
+			s.log.Warn("more sources fail than the log allows; further source errors are counted but not logged until the interval ends",
+				zap.Int("logged", maxLogLines), zap.Duration("interval", s.interval))
+		}
+		return
+	}
+	s.lines++
 	suppressed := st.suppressed
 	st.last, st.suppressed = now, 0
 	s.mu.Unlock()
-	fields := []zap.Field{zap.String("source", key), zap.Error(err), zap.String("reason", Reason(err))}
+	if unlogged > 0 {
+		s.log.Warn("source errors were not logged in the last interval because more sources failed than the log allows; nic_exporter_collector_source_errors_total counts them",
+			zap.Uint64("unlogged", unlogged), zap.Duration("interval", s.interval))
+	}
+	fields := []zap.Field{zap.String("source", key), zap.Error(err), zap.String("reason", reason)}
 	if suppressed > 0 {
 		fields = append(fields, zap.Int("suppressed", suppressed))
 	}
 	s.log.Warn("source read failed; the affected series is dropped", fields...)
 }
 
-func (s *SourceErrors) evictOldest() {
-	var oldestKey string
-	var oldest time.Time
-	for k, st := range s.keys {
-		if oldestKey == "" || st.last.Before(oldest) {
-			oldestKey, oldest = k, st.last
-		}
+// state returns the log state of key, creating it and forgetting the least
+// recently reported key if there are too many. s.mu must be held.
+func (s *SourceErrors) state(key string) *logState {
+	if e := s.keys[key]; e != nil {
+		s.lru.MoveToFront(e)
+		return e.Value.(*logState)
 	}
-	delete(s.keys, oldestKey)
+	if s.lru.Len() >= maxKeys {
+		oldest := s.lru.Back()
+		delete(s.keys, oldest.Value.(*logState).key)
+		s.lru.Remove(oldest)
+	}
+	st := &logState{key: key}
+	s.keys[key] = s.lru.PushFront(st)
+	return st
 }
 
 // ReasonCount is the number of errors seen for one reason.

@@ -19,11 +19,23 @@ type RunnerConfig struct {
 	// Interval is the time between the starts of two polls.
 	Interval time.Duration
 	// Timeout bounds one poll. A poll still running at the timeout is
-	// counted as failed; the next one starts only after it returns.
+	// counted as failed and abandoned: the next poll starts on schedule
+	// with a fresh builder, and whatever the abandoned one produces when
+	// its source finally returns is discarded.
 	Timeout time.Duration
 	// ErrorLogInterval is how often a repeated source error is logged.
 	ErrorLogInterval time.Duration
+	// MaxStuck bounds the abandoned polls of the collector that have not
+	// returned yet. While that many are stuck, polls that come due are
+	// skipped and counted instead of starting one more goroutine that
+	// would most likely block on the same source. Zero means
+	// DefaultMaxStuck.
+	MaxStuck int
 }
+
+// DefaultMaxStuck is the number of stuck polls a collector may have
+// before the Runner skips polls.
+const DefaultMaxStuck = 2
 
 // Runner polls one collector on its own schedule and publishes each
 // successful result as an immutable snapshot. Readers call Snapshot and
@@ -45,10 +57,12 @@ type Runner struct {
 	lastSuccess  atomic.Int64 // Unix nanoseconds; 0 before the first success
 	invalid      atomic.Uint64
 	events       atomic.Uint64
+	stuck        atomic.Int64 // abandoned polls that have not returned
+	skipped      atomic.Uint64
 
-	publishMu  sync.Mutex // orders publications from polls and events
-	builder    *exposition.Builder
-	lastRender func(p *Poll) // latest render function from an event
+	publishMu  sync.Mutex          // orders publications from polls and events
+	builder    *exposition.Builder // reused by polls; replaced when a poll is abandoned with it
+	lastRender func(p *Poll)       // latest render function from an event
 	lastErr    string
 }
 
@@ -56,6 +70,9 @@ type Runner struct {
 func NewRunner(c Collector, cfg RunnerConfig, log *zap.Logger) *Runner {
 	if cfg.ErrorLogInterval <= 0 {
 		cfg.ErrorLogInterval = 10 * time.Minute
+	}
+	if cfg.MaxStuck <= 0 {
+		cfg.MaxStuck = DefaultMaxStuck
 	}
 	log = log.With(zap.String("collector", c.Name()))
 	r := &Runner{
@@ -91,6 +108,13 @@ type Status struct {
 	Events          uint64
 	SourceErrors    []ReasonCount
 	PollingComplete bool
+	// Stuck is the number of polls abandoned at their timeout that have
+	// not returned yet: their source blocks, and the goroutine running
+	// each of them still exists.
+	Stuck int
+	// SkippedPolls counts the polls not started because MaxStuck polls
+	// were stuck.
+	SkippedPolls uint64
 }
 
 // Status returns the collector's current state.
@@ -109,6 +133,8 @@ func (r *Runner) Status() Status {
 		Events:          r.events.Load(),
 		SourceErrors:    r.errs.Counts(),
 		PollingComplete: r.polls.Load() > 0,
+		Stuck:           int(r.stuck.Load()),
+		SkippedPolls:    r.skipped.Load(),
 	}
 	if ns := r.lastSuccess.Load(); ns != 0 {
 		st.LastSuccess = time.Unix(0, ns)
@@ -141,15 +167,34 @@ func (r *Runner) Run(ctx context.Context) {
 	}
 }
 
+// Poll states, for the hand-over between PollOnce and the goroutine that
+// runs Update.
+const (
+	pollRunning int32 = iota
+	pollFinished
+	pollAbandoned
+)
+
 // PollOnce runs one poll with the configured timeout and publishes its
-// result. A poll that fails or times out keeps the last good snapshot.
+// result. A poll that fails or times out keeps the last good snapshot. A
+// poll that outlives its timeout is abandoned: PollOnce returns at the
+// timeout, the poll's goroutine is left to finish whenever its source
+// returns, and its result is then discarded, so it can never replace a
+// newer snapshot. While MaxStuck abandoned polls have not returned,
+// PollOnce skips the poll.
 func (r *Runner) PollOnce(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
+	start := r.now()
+	if n := r.stuck.Load(); n >= int64(r.cfg.MaxStuck) {
+		r.skipped.Add(1)
+		r.up.Store(false)
+		r.logFailure(fmt.Errorf("%d polls abandoned at their %s timeout have not returned; skipping polls until one does", n, r.cfg.Timeout))
+		return
+	}
 	pctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
-	start := r.now()
 
 	r.publishMu.Lock()
 	r.builder.Reset()
@@ -157,8 +202,20 @@ func (r *Runner) PollOnce(ctx context.Context) {
 	r.publishMu.Unlock()
 	eventsBefore := r.events.Load()
 
+	var state atomic.Int32
 	done := make(chan error, 1)
-	go func() { done <- r.c.Update(pctx, NewPoll(b, r.errs)) }()
+	go func() {
+		err := r.c.Update(pctx, NewPoll(b, r.errs))
+		if !state.CompareAndSwap(pollRunning, pollFinished) {
+			// Abandoned: the Runner has moved on, and b is no longer
+			// the builder it publishes from. Drop the result.
+			r.stuck.Add(-1)
+			r.log.Debug("an abandoned poll returned; its result is discarded",
+				zap.Duration("after", r.now().Sub(start)), zap.Error(err))
+			return
+		}
+		done <- err
+	}()
 	var err error
 	select {
 	case err = <-done:
@@ -166,20 +223,27 @@ func (r *Runner) PollOnce(ctx context.Context) {
 			err = pctx.Err()
 		}
 	case <-pctx.Done():
+		// Counted before the hand-over so that the goroutine's decrement
+		// always follows this increment.
+		r.stuck.Add(1)
+		if !state.CompareAndSwap(pollRunning, pollAbandoned) {
+			// Update returned just now: take its result.
+			r.stuck.Add(-1)
+			err = <-done
+			if err == nil && ctx.Err() == nil {
+				err = pctx.Err()
+			}
+			break
+		}
+		// The goroutine keeps b; later polls build into a new one.
+		r.publishMu.Lock()
+		r.builder = exposition.NewBuilder()
+		r.publishMu.Unlock()
 		if ctx.Err() != nil {
-			// Shutting down: not a failure. Do not wait for a collector
-			// that ignores its context; done is buffered, so its
-			// goroutine ends whenever Update returns.
+			// Shutting down: not a failure.
 			return
 		}
-		// The collector does not return in time. Report the failure now so
-		// it is visible, then wait for it so polls never pile up, but not
-		// beyond shutdown.
-		r.fail(start, fmt.Errorf("poll exceeded its %s timeout", r.cfg.Timeout))
-		select {
-		case <-done:
-		case <-ctx.Done():
-		}
+		r.fail(start, fmt.Errorf("poll exceeded its %s timeout and was abandoned; it is counted as stuck until its source returns", r.cfg.Timeout))
 		return
 	}
 	if ctx.Err() != nil && err != nil {
@@ -233,8 +297,12 @@ func (r *Runner) fail(start time.Time, err error) {
 	r.up.Store(false)
 	r.failures.Add(1)
 	r.polls.Add(1)
-	// Log a failure once per distinct message; the self-metrics carry
-	// every occurrence.
+	r.logFailure(err)
+}
+
+// logFailure logs a failure once per distinct message; the self-metrics
+// carry every occurrence.
+func (r *Runner) logFailure(err error) {
 	if msg := err.Error(); msg != r.lastErr {
 		r.lastErr = msg
 		r.log.Error("poll failed; keeping the last good snapshot", zap.Error(err))

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
@@ -309,5 +310,229 @@ func TestRunnerReturnsOnCancelWhileAPollHangs(t *testing.T) {
 				t.Fatal("Run did not return after its context was cancelled while a poll hung")
 			}
 		})
+	}
+}
+
+// blockUntil returns a poll step that ignores its context, as a read of a
+// FIFO or a wedged driver call would, and returns only when release is
+// closed; then it emits v. entered receives once per call.
+func blockUntil(release <-chan struct{}, entered chan<- struct{}, v float64) func(context.Context, *Poll) error {
+	return func(_ context.Context, p *Poll) error {
+		entered <- struct{}{}
+		<-release
+		p.Add(testGauge, v, "eth0")
+		return nil
+	}
+}
+
+// TestRunnerAbandonsStuckPoll checks that a poll that never returns does
+// not wedge the collector: the next poll starts on schedule and publishes.
+func TestRunnerAbandonsStuckPoll(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	entered := make(chan struct{}, 1)
+	c := &scripted{steps: []func(context.Context, *Poll) error{blockUntil(release, entered, 1), emit(2)}}
+	r := NewRunner(c, RunnerConfig{Interval: 20 * time.Millisecond, Timeout: 10 * time.Millisecond}, zap.NewNop())
+	ctx, cancel := context.WithCancel(context.Background())
+	returned := make(chan struct{})
+	go func() {
+		r.Run(ctx)
+		close(returned)
+	}()
+	defer func() {
+		cancel()
+		<-returned
+	}()
+	<-entered
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(r.Snapshot().String(), `nic_test_value{device="eth0"} 2`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no poll after a stuck one within 5 s; snapshot = %q, status = %+v", r.Snapshot().String(), r.Status())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if st := r.Status(); st.Stuck != 1 || st.Failures != 1 || st.SkippedPolls != 0 {
+		t.Errorf("status = %+v, want 1 stuck poll, 1 failure, nothing skipped", st)
+	}
+}
+
+// TestRunnerBoundsStuckPolls polls a source that blocks every call
+// forever: at most MaxStuck calls may be outstanding, later polls are
+// skipped and counted, and the collector is down. When the source
+// unblocks, every stuck goroutine ends and polling resumes.
+func TestRunnerBoundsStuckPolls(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 100)
+	var calls atomic.Int32
+	c := &scripted{steps: []func(context.Context, *Poll) error{func(ctx context.Context, p *Poll) error {
+		calls.Add(1)
+		select {
+		case <-release:
+			p.Add(testGauge, 5, "eth0")
+			return nil
+		default:
+		}
+		return blockUntil(release, entered, 5)(ctx, p)
+	}}}
+	const maxStuck = 3
+	r := NewRunner(c, RunnerConfig{Interval: 2 * time.Millisecond, Timeout: time.Millisecond, MaxStuck: maxStuck}, zap.NewNop())
+	ctx, cancel := context.WithCancel(context.Background())
+	returned := make(chan struct{})
+	go func() {
+		r.Run(ctx)
+		close(returned)
+	}()
+	defer func() {
+		cancel()
+		<-returned
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for r.Status().SkippedPolls < 20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("polls were not skipped; status = %+v", r.Status())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	st := r.Status()
+	if n := calls.Load(); n != maxStuck {
+		t.Errorf("%d calls of Update with every call blocked, want at most MaxStuck = %d", n, maxStuck)
+	}
+	if st.Stuck != maxStuck || st.Up {
+		t.Errorf("stuck = %d, up = %v; want %d, down", st.Stuck, st.Up, maxStuck)
+	}
+	if got := selfMetric(t, r, "nic_exporter_collector_stuck_polls"); got != maxStuck {
+		t.Errorf("nic_exporter_collector_stuck_polls = %v, want %d", got, maxStuck)
+	}
+	if got := selfMetric(t, r, "nic_exporter_collector_skipped_polls_total"); got < 20 {
+		t.Errorf("nic_exporter_collector_skipped_polls_total = %v, want at least 20", got)
+	}
+	close(release)
+	deadline = time.Now().Add(10 * time.Second)
+	for !strings.Contains(r.Snapshot().String(), `nic_test_value{device="eth0"} 5`) || r.Status().Stuck != 0 || !r.Status().Up {
+		if time.Now().After(deadline) {
+			t.Fatalf("polling did not resume after the source unblocked; status = %+v", r.Status())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestRunnerDiscardsLateResult checks that a poll abandoned at its timeout
+// and returning later never replaces the newer snapshot.
+func TestRunnerDiscardsLateResult(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	c := &scripted{steps: []func(context.Context, *Poll) error{blockUntil(release, entered, 1), emit(2)}}
+	r := NewRunner(c, RunnerConfig{Interval: time.Hour, Timeout: 10 * time.Millisecond}, zap.NewNop())
+	pollWithin := func(what string) {
+		t.Helper()
+		done := make(chan struct{})
+		go func() {
+			r.PollOnce(context.Background())
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: PollOnce did not return within 5 s of a 10 ms timeout", what)
+		}
+	}
+	pollWithin("stuck poll")
+	<-entered
+	if st := r.Status(); st.Stuck != 1 || st.Up {
+		t.Fatalf("after the timeout: stuck = %d, up = %v; want 1 stuck poll, down", st.Stuck, st.Up)
+	}
+	pollWithin("poll after the stuck one")
+	if out := r.Snapshot().String(); !strings.Contains(out, `nic_test_value{device="eth0"} 2`) {
+		t.Fatalf("snapshot after the second poll = %q, want value 2", out)
+	}
+	close(release) // the stuck poll writes 1 and returns
+	deadline := time.Now().Add(5 * time.Second)
+	for r.Status().Stuck != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the released poll was never accounted for; status = %+v", r.Status())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if out := r.Snapshot().String(); !strings.Contains(out, `nic_test_value{device="eth0"} 2`) {
+		t.Errorf("a late result overwrote the newer snapshot: %q", out)
+	}
+	if st := r.Status(); !st.Up || st.Failures != 1 {
+		t.Errorf("status = %+v, want up with one failure (the timeout)", st)
+	}
+}
+
+// selfMetric gathers r's self-metrics through a pedantic registry and
+// returns the value of the family name for r's collector.
+func selfMetric(t *testing.T, r *Runner, name string) float64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(NewSelfMetrics([]*Runner{r}))
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("gathering self-metrics: %v", err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "collector" && l.GetValue() == r.Name() {
+					if m.GetCounter() != nil {
+						return m.GetCounter().GetValue()
+					}
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("self-metrics lack %s{collector=%q}", name, r.Name())
+	return 0
+}
+
+// TestSourceErrorsManyFailingSources reports 30,000 distinct failing
+// sources in each of several polls: the number of log lines stays bounded
+// per interval, every error is still counted, and what was not logged is
+// summarised.
+func TestSourceErrorsManyFailingSources(t *testing.T) {
+	core, logs := observer.New(zap.InfoLevel)
+	s := NewSourceErrors(zap.New(core), time.Minute)
+	now := time.Unix(1000, 0)
+	s.now = func() time.Time { return now }
+	const sources, polls = 30_000, 3
+	poll := func() {
+		for i := 0; i < sources; i++ {
+			s.Report(fmt.Sprintf("/sys/class/net/veth%d/mtu", i), syscall.EIO)
+		}
+		now = now.Add(5 * time.Second)
+	}
+	for p := 0; p < polls; p++ {
+		poll()
+	}
+	if n := logs.Len(); n > maxLogLines+1 {
+		t.Errorf("%d log lines for %d failing sources in one interval, want at most %d", n, sources, maxLogLines+1)
+	}
+	if got, want := fmt.Sprint(s.Counts()), fmt.Sprint([]ReasonCount{{"eio", sources * polls}}); got != want {
+		t.Errorf("counts = %s, want %s", got, want)
+	}
+	if logs.FilterMessageSnippet("not logged").Len() != 1 {
+		t.Errorf("no single line saying that further source errors are not logged")
+	}
+	// The next interval: a summary of what was not logged, and again a
+	// bounded number of lines.
+	now = now.Add(time.Minute)
+	logs.TakeAll()
+	poll()
+	if n := logs.Len(); n > maxLogLines+2 {
+		t.Errorf("%d log lines in the second interval, want at most %d", n, maxLogLines+2)
+	}
+	// More keys fail than are tracked, so each report is of a key
+	// forgotten since its last one: all but the logged lines are unlogged.
+	summary := logs.FilterMessageSnippet("were not logged").All()
+	if len(summary) != 1 {
+		t.Fatalf("%d summary lines, want 1", len(summary))
+	}
+	if got, want := summary[0].ContextMap()["unlogged"], uint64(sources*polls-maxLogLines); got != want {
+		t.Errorf("summary: unlogged = %v, want %v", got, want)
 	}
 }

@@ -10,7 +10,7 @@ import (
 type SelfMetrics struct {
 	runners []*Runner
 
-	up, absent, duration, lastSuccess, errors, series, devices, invalid, events, sourceErrors *prometheus.Desc
+	up, absent, duration, lastSuccess, errors, series, devices, invalid, events, sourceErrors, stuck, skipped *prometheus.Desc
 }
 
 // NewSelfMetrics returns the self-metrics of runners.
@@ -28,12 +28,14 @@ func NewSelfMetrics(runners []*Runner) *SelfMetrics {
 		invalid:      prometheus.NewDesc("nic_exporter_collector_invalid_samples_total", "Samples the collector produced that were malformed and skipped.", l, nil),
 		events:       prometheus.NewDesc("nic_exporter_collector_event_publications_total", "Snapshots the collector published between polls because of events.", l, nil),
 		sourceErrors: prometheus.NewDesc("nic_exporter_collector_source_errors_total", "Reads of single files or objects that failed and dropped only the affected series, by reason.", []string{"collector", "reason"}, nil),
+		stuck:        prometheus.NewDesc("nic_exporter_collector_stuck_polls", "Polls of the collector abandoned at their timeout that have not returned yet: a source blocks (a FIFO, a hung driver call). Each holds a goroutine; /readyz fails while any is stuck.", l, nil),
+		skipped:      prometheus.NewDesc("nic_exporter_collector_skipped_polls_total", "Polls of the collector not started because the maximum number of stuck polls had not returned.", l, nil),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (m *SelfMetrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.up, m.absent, m.duration, m.lastSuccess, m.errors, m.series, m.devices, m.invalid, m.events, m.sourceErrors} {
+	for _, d := range []*prometheus.Desc{m.up, m.absent, m.duration, m.lastSuccess, m.errors, m.series, m.devices, m.invalid, m.events, m.sourceErrors, m.stuck, m.skipped} {
 		ch <- d
 	}
 }
@@ -56,6 +58,8 @@ func (m *SelfMetrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.devices, prometheus.GaugeValue, float64(st.Devices), n)
 		ch <- prometheus.MustNewConstMetric(m.invalid, prometheus.CounterValue, float64(st.InvalidSamples), n)
 		ch <- prometheus.MustNewConstMetric(m.events, prometheus.CounterValue, float64(st.Events), n)
+		ch <- prometheus.MustNewConstMetric(m.stuck, prometheus.GaugeValue, float64(st.Stuck), n)
+		ch <- prometheus.MustNewConstMetric(m.skipped, prometheus.CounterValue, float64(st.SkippedPolls), n)
 		for _, rc := range st.SourceErrors {
 			ch <- prometheus.MustNewConstMetric(m.sourceErrors, prometheus.CounterValue, float64(rc.Count), n, rc.Reason)
 		}

@@ -12,10 +12,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +30,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/scrape"
@@ -56,6 +61,9 @@ type options struct {
 	web            *web.FlagConfig
 	metricsPath    string
 	maxRequests    int
+	readHeader     time.Duration
+	writeTimeout   time.Duration
+	idleTimeout    time.Duration
 	sysfs          string
 	procfs         string
 	logLevel       string
@@ -79,6 +87,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o.web = kingpinflag.AddFlags(app, defaultAddress)
 	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
 	app.Flag("web.max-requests", "Maximum number of scrapes served at once; more get HTTP 503. 0 means no limit.").Default("64").IntVar(&o.maxRequests)
+	app.Flag("web.read-header-timeout", "How long a client may take to send the headers of a request.").Default("10s").DurationVar(&o.readHeader)
+	app.Flag("web.write-timeout", "How long one answer may take to write; a scrape whose client reads slower loses the connection and frees its slot of --web.max-requests.").Default("1m").DurationVar(&o.writeTimeout)
+	app.Flag("web.idle-timeout", "How long an idle keep-alive connection stays open between requests.").Default("2m").DurationVar(&o.idleTimeout)
 	app.Flag("path.sysfs", "sysfs mount point.").Default("/sys").StringVar(&o.sysfs)
 	app.Flag("path.procfs", "procfs mount point.").Default("/proc").StringVar(&o.procfs)
 	app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").EnumVar(&o.logLevel, logging.Levels()...)
@@ -94,18 +105,89 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if _, err := app.Parse(args); err != nil {
 		return nil, err
 	}
-	// A zero or negative interval would panic in time.NewTicker when the
-	// collector starts, and a zero timeout would fail every poll.
-	for _, cf := range o.collectors {
-		p := "--collector." + cf.spec.name
-		if cf.interval <= 0 {
-			return nil, fmt.Errorf("%s.interval must be positive, got %s", p, cf.interval)
-		}
-		if cf.timeout <= 0 {
-			return nil, fmt.Errorf("%s.timeout must be positive, got %s", p, cf.timeout)
-		}
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	return o, nil
+}
+
+// minInterval is the shortest poll interval a collector accepts. Every
+// poll reads all of a collector's sources and renders a new snapshot:
+// below this a typo (1ns, 1ms) would burn a core, and no NIC counter is
+// worth reading more often.
+const minInterval = 100 * time.Millisecond
+
+// check refuses flag values that parse but cannot work. Its errors are
+// reported like kingpin's, with exit status 2.
+func (o *options) check() error {
+	for _, cf := range o.collectors {
+		p := "--collector." + cf.spec.name
+		// A zero or negative interval would panic in time.NewTicker.
+		if cf.interval <= 0 {
+			return fmt.Errorf("%s.interval must be positive, got %s", p, cf.interval)
+		}
+		if cf.interval < minInterval {
+			return fmt.Errorf("%s.interval must be at least %s, got %s", p, minInterval, cf.interval)
+		}
+		// A zero timeout would fail every poll.
+		if cf.timeout <= 0 {
+			return fmt.Errorf("%s.timeout must be positive, got %s", p, cf.timeout)
+		}
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{
+		{"--web.read-header-timeout", o.readHeader},
+		{"--web.write-timeout", o.writeTimeout},
+		{"--web.idle-timeout", o.idleTimeout},
+		{"--web.shutdown-grace", o.shutdownGrace},
+	} {
+		if d.v <= 0 {
+			return fmt.Errorf("%s must be positive, got %s", d.flag, d.v)
+		}
+	}
+	if o.maxRequests < 0 {
+		return fmt.Errorf("--web.max-requests must not be negative (0 means no limit), got %d", o.maxRequests)
+	}
+	if (o.demoFaults != "" || o.demoElapsed != 0) && !o.demo {
+		return errors.New("--demo.faults and --demo.elapsed need --demo")
+	}
+	return checkTelemetryPath(o.metricsPath)
+}
+
+// otherEndpoints are the paths the exporter serves besides the metrics.
+var otherEndpoints = []string{"/", "/healthz", "/readyz"}
+
+// checkTelemetryPath refuses a --web.telemetry-path that http.ServeMux
+// would reject with a panic, that no request could reach, or that would
+// hide another endpoint.
+func checkTelemetryPath(p string) error {
+	const flag = "--web.telemetry-path"
+	switch {
+	case p == "":
+		return fmt.Errorf("%s must not be empty", flag)
+	case !strings.HasPrefix(p, "/"):
+		return fmt.Errorf("%s %q must start with /", flag, p)
+	case strings.ContainsFunc(p, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune("{}?#", r)
+	}):
+		return fmt.Errorf("%s %q may not contain spaces, control characters or any of {}?#", flag, p)
+	case path.Clean(p) != p:
+		return fmt.Errorf("%s %q must be a clean path: no trailing slash, no //, . or .. segments", flag, p)
+	case slices.Contains(otherEndpoints, p):
+		return fmt.Errorf("%s %q is taken by another endpoint (/ is the landing page, /healthz and /readyz the probes)", flag, p)
+	}
+	// Whatever else ServeMux refuses, it refuses with a panic.
+	return func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("%s %q: %v", flag, p, r)
+			}
+		}()
+		http.NewServeMux().Handle(p, http.NotFoundHandler())
+		return nil
+	}()
 }
 
 func joinFaults() string {
@@ -134,6 +216,23 @@ func run(args []string, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	// SIGHUP would end the process (status 129, which Restart=on-failure
+	// does not restart). There is nothing to reload: the flags are read
+	// once, and the rules files are loaded into the kmsg and applog
+	// collectors when they are built. Say so instead.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				log.Warn("SIGHUP ignored: nic_exporter reloads nothing; restart it to apply changed flags or rules files")
+			}
+		}
+	}()
 	if err := serve(ctx, o, log); err != nil {
 		log.Error("nic_exporter stopped", zap.Error(err))
 		return 1
@@ -147,9 +246,28 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	var wg sync.WaitGroup
 	var host *demo.Host
 	pollCtx, cancelPolls := context.WithCancel(context.Background())
+	// stopBy is when the shutdown grace ends, once a signal came: the
+	// scrapes in flight and the collectors share it.
+	var stopBy time.Time
 	defer func() {
 		cancelPolls()
-		wg.Wait()
+		// A source that ignores its context (an event watch blocked in
+		// the open of a FIFO) must not keep the process from exiting.
+		stopped := make(chan struct{})
+		go func() {
+			wg.Wait()
+			close(stopped)
+		}()
+		wait := o.shutdownGrace
+		if !stopBy.IsZero() {
+			wait = max(time.Until(stopBy), 100*time.Millisecond)
+		}
+		select {
+		case <-stopped:
+		case <-time.After(wait):
+			log.Warn("collectors did not stop within the shutdown grace; exiting without them", zap.Duration("grace", o.shutdownGrace))
+			return
+		}
 		// Only after the polls and the demo's own updater have stopped.
 		if host != nil {
 			if err := host.Close(); err != nil {
@@ -172,8 +290,6 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 		}()
 		src = demoSources(host, o)
 		log.Info("running on the embedded demo host", zap.String("sysfs", src.SysfsPath), zap.String("faults", o.demoFaults))
-	case o.demoFaults != "" || o.demoElapsed != 0:
-		return errors.New("--demo.faults and --demo.elapsed need --demo")
 	default:
 		src = hostSources(o)
 	}
@@ -213,41 +329,46 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	for i, r := range runners {
 		sourcesList[i] = r
 	}
-	metrics := scrape.NewHandler(sourcesList, scrape.Config{MaxConcurrent: o.maxRequests, Gatherer: reg}, log.Named("scrape"))
+	metrics := scrape.NewHandler(sourcesList, scrape.Config{MaxConcurrent: o.maxRequests, WriteTimeout: o.writeTimeout, Gatherer: reg}, log.Named("scrape"))
+	reg.MustRegister(metrics)
 
 	mux := http.NewServeMux()
 	mux.Handle(o.metricsPath, metrics)
 	mux.HandleFunc("/healthz", scrape.Healthz)
-	mux.Handle("/readyz", scrape.Readyz(func() (bool, []string) {
-		var waiting []string
-		for _, r := range runners {
-			if !r.Status().PollingComplete {
-				waiting = append(waiting, r.Name())
-			}
-		}
-		return len(waiting) == 0, waiting
-	}))
-	if o.metricsPath != "/" {
-		landing, err := web.NewLandingPage(web.LandingConfig{
-			Name:        "NIC Exporter",
-			Description: "Prometheus exporter for the health of high-performance NICs",
-			Version:     version.Info(),
-			Links: []web.LandingLinks{
-				{Address: o.metricsPath, Text: "Metrics"},
-				{Address: "/healthz", Text: "Health"},
-				{Address: "/readyz", Text: "Readiness"},
-			},
-		})
-		if err != nil {
-			return fmt.Errorf("landing page: %w", err)
-		}
-		mux.Handle("/", landing)
+	mux.Handle("/readyz", scrape.Readyz(func() scrape.Readiness { return readiness(runners) }))
+	landing, err := web.NewLandingPage(web.LandingConfig{
+		Name:        "NIC Exporter",
+		Description: "Prometheus exporter for the health of high-performance NICs",
+		Version:     version.Info(),
+		Links: []web.LandingLinks{
+			{Address: o.metricsPath, Text: "Metrics"},
+			{Address: "/healthz", Text: "Health"},
+			{Address: "/readyz", Text: "Readiness"},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("landing page: %w", err)
 	}
+	mux.Handle("/", landing)
 
-	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// net/http's own errors (TLS handshakes, accept errors, panics) go
+	// through zap, in --log.format like every other line.
+	httpLog, err := zap.NewStdLogAt(log.Named("http"), zapcore.WarnLevel)
+	if err != nil {
+		return fmt.Errorf("HTTP error log: %w", err)
+	}
+	server := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: o.readHeader,
+		// The metrics handler sets its own deadline when it admits a
+		// scrape; this one bounds every other answer.
+		WriteTimeout: o.writeTimeout,
+		IdleTimeout:  o.idleTimeout,
+		ErrorLog:     httpLog,
+	}
 	serveErr := make(chan error, 1)
 	go func() {
-		serveErr <- web.ListenAndServe(server, o.web, slog.New(zapslog.NewHandler(log.Named("web").Core())))
+		serveErr <- web.ListenAndServe(server, o.web, slog.New(zapslog.NewHandler(log.Core(), zapslog.WithName("web"))))
 	}()
 	select {
 	case err := <-serveErr:
@@ -258,11 +379,39 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: stopping polls and finishing in-flight scrapes")
+	stopBy = time.Now().Add(o.shutdownGrace)
 	cancelPolls()
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), o.shutdownGrace)
+	shutdownCtx, cancel := context.WithDeadline(context.Background(), stopBy)
 	defer cancel()
 	if err := server.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shutting down HTTP: %w", err)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("shutting down HTTP: %w", err)
+		}
+		// A scrape that outlives the grace is the client's problem, not
+		// a failure of the exporter: the shutdown still succeeds.
+		log.Warn("shutdown grace expired; closing the connections of scrapes still in flight", zap.Duration("grace", o.shutdownGrace))
+		_ = server.Close()
 	}
 	return nil
+}
+
+// readiness is what /readyz reports about runners: the collectors still
+// waiting for their first poll, those with a stuck poll and those whose
+// last poll failed.
+func readiness(runners []*collector.Runner) scrape.Readiness {
+	var st scrape.Readiness
+	for _, r := range runners {
+		s := r.Status()
+		if !s.PollingComplete {
+			st.Waiting = append(st.Waiting, s.Name)
+			continue
+		}
+		if s.Stuck > 0 {
+			st.Stuck = append(st.Stuck, s.Name)
+		}
+		if !s.Up {
+			st.Down = append(st.Down, s.Name)
+		}
+	}
+	return st
 }

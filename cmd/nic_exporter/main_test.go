@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -56,30 +58,57 @@ func freePort(t *testing.T) string {
 	return addr
 }
 
+// lockedBuffer is a bytes.Buffer that a test may read while the process
+// writes to it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 // exporter is a running nic_exporter process.
 type exporter struct {
 	cmd    *exec.Cmd
 	addr   string
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
 	done   chan error
 }
 
-func start(t *testing.T, args ...string) *exporter {
+// startCmd starts the exporter on e.addr with args and kills it when the
+// test ends.
+func startCmd(t *testing.T, e *exporter, args ...string) *exec.Cmd {
 	t.Helper()
-	e := &exporter{addr: freePort(t), stderr: &bytes.Buffer{}, done: make(chan error, 1)}
-	e.cmd = exec.Command(binary, append([]string{"--web.listen-address=" + e.addr}, args...)...)
-	e.cmd.Stderr = e.stderr
-	if err := e.cmd.Start(); err != nil {
+	cmd := exec.Command(binary, append([]string{"--web.listen-address=" + e.addr}, args...)...)
+	cmd.Stderr = e.stderr
+	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { e.done <- e.cmd.Wait() }()
+	go func() { e.done <- cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = e.cmd.Process.Kill()
+		_ = cmd.Process.Kill()
 		<-e.done
 		if t.Failed() {
 			t.Logf("exporter log:\n%s", e.stderr.String())
 		}
 	})
+	return cmd
+}
+
+func start(t *testing.T, args ...string) *exporter {
+	t.Helper()
+	e := &exporter{addr: freePort(t), stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	e.cmd = startCmd(t, e, args...)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		resp, err := http.Get("http://" + e.addr + "/readyz")
@@ -270,17 +299,36 @@ func TestRealHostInterfaces(t *testing.T) {
 }
 
 func TestStartupErrors(t *testing.T) {
+	// Flags that parse but cannot work are refused with status 2, like
+	// kingpin's own errors; errors found while building the collectors
+	// or the demo host end the process with status 1.
 	tests := []struct {
 		args []string
 		want string
+		code int
 	}{
-		{[]string{"--collector.netdev.device-include=(["}, "--collector.netdev.device-include"},
-		{[]string{"--demo", "--demo.faults=nonsense@1m"}, "unknown demo fault"},
-		{[]string{"--demo.faults=link_flap@1m"}, "need --demo"},
-		{[]string{"--log.level=loud"}, "must be one of debug,info,warn,error"},
-		{[]string{"--demo", "--collector.netdev.interval=0"}, "--collector.netdev.interval must be positive"},
-		{[]string{"--demo", "--collector.kmsg.interval=-5s"}, "--collector.kmsg.interval must be positive"},
-		{[]string{"--demo", "--collector.netdev.timeout=0s"}, "--collector.netdev.timeout must be positive"},
+		{[]string{"--collector.netdev.device-include=(["}, "--collector.netdev.device-include", 1},
+		{[]string{"--demo", "--demo.faults=nonsense@1m"}, "unknown demo fault", 1},
+		{[]string{"--demo.faults=link_flap@1m"}, "need --demo", 2},
+		{[]string{"--log.level=loud"}, "must be one of debug,info,warn,error", 2},
+		{[]string{"--demo", "--collector.netdev.interval=0"}, "--collector.netdev.interval must be positive", 2},
+		{[]string{"--demo", "--collector.kmsg.interval=-5s"}, "--collector.kmsg.interval must be positive", 2},
+		{[]string{"--demo", "--collector.netdev.timeout=0s"}, "--collector.netdev.timeout must be positive", 2},
+		{[]string{"--demo", "--collector.netdev.interval=1ns"}, "--collector.netdev.interval must be at least 100ms, got 1ns", 2},
+		{[]string{"--demo", "--collector.vma.interval=99ms"}, "--collector.vma.interval must be at least 100ms", 2},
+		{[]string{"--demo", "--web.telemetry-path="}, "--web.telemetry-path must not be empty", 2},
+		{[]string{"--demo", "--web.telemetry-path=metrics"}, `--web.telemetry-path "metrics" must start with /`, 2},
+		{[]string{"--demo", "--web.telemetry-path=/healthz"}, `--web.telemetry-path "/healthz" is taken by another endpoint`, 2},
+		{[]string{"--demo", "--web.telemetry-path=/readyz"}, `--web.telemetry-path "/readyz" is taken by another endpoint`, 2},
+		{[]string{"--demo", "--web.telemetry-path=/"}, `--web.telemetry-path "/" is taken by another endpoint`, 2},
+		{[]string{"--demo", "--web.telemetry-path=/metrics/../healthz"}, `--web.telemetry-path "/metrics/../healthz" must be a clean path`, 2},
+		{[]string{"--demo", "--web.telemetry-path=/metrics/"}, `--web.telemetry-path "/metrics/" must be a clean path`, 2},
+		{[]string{"--demo", "--web.telemetry-path=/a b"}, `--web.telemetry-path "/a b" may not contain`, 2},
+		{[]string{"--demo", "--web.telemetry-path=/{x}"}, `--web.telemetry-path "/{x}" may not contain`, 2},
+		{[]string{"--demo", "--web.write-timeout=0s"}, "--web.write-timeout must be positive", 2},
+		{[]string{"--demo", "--web.idle-timeout=0s"}, "--web.idle-timeout must be positive", 2},
+		{[]string{"--demo", "--web.read-header-timeout=-1s"}, "--web.read-header-timeout must be positive", 2},
+		{[]string{"--demo", "--web.max-requests=-1"}, "--web.max-requests must not be negative", 2},
 	}
 	for _, tt := range tests {
 		// A bound, so that an exporter that starts instead of refusing
@@ -289,12 +337,15 @@ func TestStartupErrors(t *testing.T) {
 		cmd := exec.CommandContext(ctx, binary, append([]string{"--web.listen-address=127.0.0.1:0"}, tt.args...)...)
 		out, err := cmd.CombinedOutput()
 		cancel()
-		if err == nil {
-			t.Errorf("%v: exit status 0, want an error", tt.args)
-			continue
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != tt.code {
+			t.Errorf("%v: %v, want exit status %d", tt.args, err, tt.code)
 		}
 		if !strings.Contains(string(out), tt.want) {
 			t.Errorf("%v: output lacks %q:\n%s", tt.args, tt.want, out)
+		}
+		if strings.Contains(string(out), "goroutine ") {
+			t.Errorf("%v: a stack trace instead of a clear message:\n%s", tt.args, out)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -65,6 +66,9 @@ const maxEthtoolFamilies = 20000
 // statistics of `ethtool -S` with metric names the exporter fixes: queue,
 // priority and lane numbers become labels, counters are typed counters.
 type Collector struct {
+	// mu serializes polls: the Runner starts a new poll on schedule while
+	// an abandoned one may still run, and both use the state below.
+	mu          sync.Mutex
 	cfg         Config
 	log         *zap.Logger
 	descs       map[string]*exposition.Desc // by OpenMetrics family name
@@ -177,6 +181,8 @@ type sumGroup struct {
 
 // Update implements collector.Collector.
 func (e *Collector) Update(ctx context.Context, p *collector.Poll) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	list, err := e.cfg.Source.Interfaces()
 	if err != nil {
 		return fmt.Errorf("listing network interfaces: %w", err)

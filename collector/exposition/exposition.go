@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/prometheus/common/model"
 )
 
 // Type is the type of a metric family.
@@ -99,38 +101,17 @@ func (d *Desc) Type() Type { return d.typ }
 // Labels returns a copy of the label names.
 func (d *Desc) Labels() []string { return append([]string(nil), d.labels...) }
 
-// ValidMetricName reports whether s is a legal metric name in both formats.
+// ValidMetricName reports whether s is a legal metric name in both
+// formats: the legacy character set [a-zA-Z_:][a-zA-Z0-9_:]*, which every
+// Prometheus version and the text format 0.0.4 accept unquoted.
 func ValidMetricName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_', c == ':':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
+	return model.LegacyValidation.IsValidMetricName(s)
 }
 
-// ValidLabelName reports whether s is a legal label name.
+// ValidLabelName reports whether s is a legal label name in the legacy
+// character set [a-zA-Z_][a-zA-Z0-9_]*.
 func ValidLabelName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
+	return model.LegacyValidation.IsValidLabelName(s)
 }
 
 func escapeHelp(s string, quotes bool) string {

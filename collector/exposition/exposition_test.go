@@ -233,3 +233,37 @@ func BenchmarkBuilderCycle(b *testing.B) {
 	b.ReportMetric(float64(after.HeapAlloc)/n, "live-heap-B/series")
 	b.ReportMetric(float64(snap.Size(Text))/n, "text-B/series")
 }
+
+func TestNewDescValidatesNames(t *testing.T) {
+	tests := []struct {
+		name    string
+		typ     Type
+		labels  []string
+		wantErr string // "" for a valid Desc
+	}{
+		{"nic_ok", Gauge, []string{"device", "_queue", "lane0"}, ""},
+		{"nic:recorded_total", Counter, nil, ""},
+		{"_leading_underscore", Gauge, nil, ""},
+		{"", Gauge, nil, "invalid metric name"},
+		{"0starts_with_digit", Gauge, nil, "invalid metric name"},
+		{"has-dash", Gauge, nil, "invalid metric name"},
+		{"has space", Gauge, nil, "invalid metric name"},
+		{"nïc_utf8", Gauge, nil, "invalid metric name"},
+		{"nic_counter", Counter, nil, "must end in _total"},
+		{"nic_x", Gauge, []string{""}, "invalid label name"},
+		{"nic_x", Gauge, []string{"has:colon"}, "invalid label name"},
+		{"nic_x", Gauge, []string{"1queue"}, "invalid label name"},
+		{"nic_x", Gauge, []string{"__reserved"}, "invalid label name"},
+		{"nic_x", Gauge, []string{"déviсe"}, "invalid label name"},
+		{"nic_x", Gauge, []string{"device", "device"}, "duplicate label name"},
+	}
+	for _, tt := range tests {
+		_, err := NewDesc(tt.name, "Help.", tt.typ, tt.labels...)
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("NewDesc(%q, %q): %v, want no error", tt.name, tt.labels, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("NewDesc(%q, %q): error %v, want one containing %q", tt.name, tt.labels, err, tt.wantErr)
+		}
+	}
+}

@@ -7,18 +7,22 @@ package scrape
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	"go.uber.org/zap"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 )
@@ -33,35 +37,134 @@ type Config struct {
 	// MaxConcurrent bounds the scrapes served at once; more get HTTP 503.
 	// Zero means no bound.
 	MaxConcurrent int
+	// WriteTimeout bounds the time one scrape may take to write its
+	// answer, from the moment it is admitted: a client that reads slower
+	// than that loses the connection and frees its slot. Zero means no
+	// bound. It is applied with http.ResponseController, so it works
+	// whatever the server's own WriteTimeout.
+	WriteTimeout time.Duration
+	// LogInterval is how often scrapes that fail for the same reason are
+	// logged again, with the number not logged in between. Zero means
+	// one minute.
+	LogInterval time.Duration
 	// Gatherer supplies the exporter's own metrics (self-metrics, build
 	// info, Go runtime and process metrics). It may be nil.
 	Gatherer prometheus.Gatherer
 }
 
-// Handler is the /metrics handler.
+// Reasons a scrape fails, as the label of nic_exporter_scrapes_failed_total.
+const (
+	// ReasonRejected is a scrape refused with HTTP 503 because
+	// MaxConcurrent scrapes were already in flight.
+	ReasonRejected = "rejected"
+	// ReasonWriteTimeout is a scrape whose client did not take the
+	// answer within WriteTimeout.
+	ReasonWriteTimeout = "write_timeout"
+	// ReasonWriteError is a scrape whose connection broke, typically
+	// because the client gave up and closed it.
+	ReasonWriteError = "write_error"
+)
+
+// Indexes of the failure reasons in reasons and Handler.failed.
+const (
+	failRejected = iota
+	failWriteTimeout
+	failWriteError
+)
+
+// reasons lists the failure reasons by index.
+var reasons = [...]string{failRejected: ReasonRejected, failWriteTimeout: ReasonWriteTimeout, failWriteError: ReasonWriteError}
+
+// Handler is the /metrics handler. It is also a prometheus.Collector of
+// its own metrics: scrapes in flight and failed scrapes by reason.
 type Handler struct {
 	sources  []Source
 	cfg      Config
 	log      *zap.Logger
 	inflight atomic.Int64
-	// tails are the renderings of the exporter's own metrics in flight,
-	// by format, shared by the scrapes that ask while one is rendered.
-	tailMu   sync.Mutex
-	tails    map[expfmt.Format]*selfTail
-	rejected atomic.Uint64
+	// tails shares a rendering of the exporter's own metrics, by format,
+	// among the scrapes that ask while it is rendered.
+	tails  singleflight.Group
+	failed [len(reasons)]atomic.Uint64
+	now    func() time.Time
+
+	logMu   sync.Mutex
+	logged  [len(reasons)]time.Time // when each reason was last logged
+	unnoted [len(reasons)]uint64    // failures not logged since
+
+	inflightDesc, failedDesc *prometheus.Desc
 }
 
 // NewHandler returns a handler that serves the snapshots of sources in
 // the given order, then the metrics of cfg.Gatherer.
 func NewHandler(sources []Source, cfg Config, log *zap.Logger) *Handler {
-	h := &Handler{sources: sources, cfg: cfg, log: log}
-	h.tails = make(map[expfmt.Format]*selfTail)
-	return h
+	if cfg.LogInterval <= 0 {
+		cfg.LogInterval = time.Minute
+	}
+	return &Handler{
+		sources: sources, cfg: cfg, log: log, now: time.Now,
+		inflightDesc: prometheus.NewDesc("nic_exporter_scrapes_in_flight", "Scrapes of the metrics endpoint being served now, this one included.", nil, nil),
+		failedDesc: prometheus.NewDesc("nic_exporter_scrapes_failed_total",
+			"Scrapes of the metrics endpoint that did not deliver a whole answer, by reason: rejected (HTTP 503, --web.max-requests scrapes were in flight), write_timeout (the client did not read the answer within --web.write-timeout), write_error (the connection broke).",
+			[]string{"reason"}, nil),
+	}
 }
 
 // Rejected returns the number of scrapes refused because MaxConcurrent
 // scrapes were already in flight.
-func (h *Handler) Rejected() uint64 { return h.rejected.Load() }
+func (h *Handler) Rejected() uint64 { return h.failed[failRejected].Load() }
+
+// Failed returns the number of scrapes that failed for reason, one of
+// the Reason constants.
+func (h *Handler) Failed(reason string) uint64 {
+	for i, r := range reasons {
+		if r == reason {
+			return h.failed[i].Load()
+		}
+	}
+	return 0
+}
+
+// Describe implements prometheus.Collector.
+func (h *Handler) Describe(ch chan<- *prometheus.Desc) {
+	ch <- h.inflightDesc
+	ch <- h.failedDesc
+}
+
+// Collect implements prometheus.Collector.
+func (h *Handler) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(h.inflightDesc, prometheus.GaugeValue, float64(h.inflight.Load()))
+	for i, r := range reasons {
+		ch <- prometheus.MustNewConstMetric(h.failedDesc, prometheus.CounterValue, float64(h.failed[i].Load()), r)
+	}
+}
+
+// fail counts a failed scrape and logs it, at most once per LogInterval
+// per reason.
+func (h *Handler) fail(i int, r *http.Request, err error) {
+	h.failed[i].Add(1)
+	now := h.now()
+	h.logMu.Lock()
+	if !h.logged[i].IsZero() && now.Sub(h.logged[i]) < h.cfg.LogInterval {
+		h.unnoted[i]++
+		h.logMu.Unlock()
+		return
+	}
+	unnoted := h.unnoted[i]
+	h.logged[i], h.unnoted[i] = now, 0
+	h.logMu.Unlock()
+	fields := []zap.Field{zap.String("reason", reasons[i]), zap.String("client", r.RemoteAddr)}
+	if err != nil {
+		fields = append(fields, zap.Error(err))
+	}
+	if i == failRejected {
+		fields = append(fields, zap.Int("max_requests", h.cfg.MaxConcurrent))
+	}
+	if unnoted > 0 {
+		fields = append(fields, zap.Uint64("not_logged_since_last", unnoted))
+	}
+	h.log.Warn("scrape failed; nic_exporter_scrapes_failed_total counts every one", fields...)
+}
 
 const (
 	contentTypeText = "text/plain; version=0.0.4; charset=utf-8"
@@ -73,13 +176,22 @@ const (
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Every answer depends on Accept-Encoding, refusals included.
+	w.Header().Set("Vary", "Accept-Encoding")
 	if n := h.inflight.Add(1); h.cfg.MaxConcurrent > 0 && n > int64(h.cfg.MaxConcurrent) {
 		h.inflight.Add(-1)
-		h.rejected.Add(1)
+		h.fail(failRejected, r, nil)
 		http.Error(w, fmt.Sprintf("too many concurrent scrapes (limit %d)", h.cfg.MaxConcurrent), http.StatusServiceUnavailable)
 		return
 	}
 	defer h.inflight.Add(-1)
+	if h.cfg.WriteTimeout > 0 {
+		// A client that stops reading must not hold its slot forever.
+		err := http.NewResponseController(w).SetWriteDeadline(h.now().Add(h.cfg.WriteTimeout))
+		if err != nil && !errors.Is(err, http.ErrNotSupported) {
+			h.log.Debug("setting the scrape's write deadline failed", zap.Error(err))
+		}
+	}
 
 	format := exposition.Text
 	encFormat := expfmt.FmtText
@@ -95,14 +207,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var err error
 	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
 		w.Header().Set("Content-Encoding", "gzip")
-		w.Header().Add("Vary", "Accept-Encoding")
 		err = h.writeGzip(w, format, encFormat)
 	} else {
 		err = h.writePlain(w, format, encFormat)
 	}
 	if err != nil {
-		// The client went away or the connection broke; headers are out.
-		h.log.Debug("writing scrape failed", zap.Error(err))
+		// Headers are out: nothing to tell the client. The server closes
+		// the connection.
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			h.fail(failWriteTimeout, r, err)
+		} else {
+			h.fail(failWriteError, r, err)
+		}
 	}
 }
 
@@ -112,18 +228,8 @@ func (h *Handler) writePlain(w io.Writer, format exposition.Format, encFormat ex
 			return err
 		}
 	}
-	tail, err := h.renderSelf(encFormat)
-	if _, werr := w.Write(tail); werr != nil {
-		return werr
-	}
+	_, err := w.Write(h.renderSelf(encFormat))
 	return err
-}
-
-// selfTail is one rendering of the exporter's own metrics.
-type selfTail struct {
-	done chan struct{}
-	data []byte
-	err  error
 }
 
 // renderSelf returns the exporter's own metrics in encFormat. Scrapes
@@ -131,25 +237,20 @@ type selfTail struct {
 // bytes instead of gathering again: gathering the Go runtime and process
 // metrics (procfs reads, about 1,000 allocations) is most of a cached
 // scrape's cost, and 50 scrapers that start together would each pay it.
-// Sequential scrapes always gather afresh.
-func (h *Handler) renderSelf(encFormat expfmt.Format) ([]byte, error) {
-	h.tailMu.Lock()
-	if t := h.tails[encFormat]; t != nil {
-		h.tailMu.Unlock()
-		<-t.done
-		return t.data, t.err
-	}
-	t := &selfTail{done: make(chan struct{})}
-	h.tails[encFormat] = t
-	h.tailMu.Unlock()
-	var buf bytes.Buffer
-	t.err = h.writeSelf(&buf, encFormat)
-	t.data = buf.Bytes()
-	h.tailMu.Lock()
-	delete(h.tails, encFormat)
-	h.tailMu.Unlock()
-	close(t.done)
-	return t.data, t.err
+// Sequential scrapes always gather afresh. The bytes are shared: callers
+// must not modify them.
+//
+// A rendering that fails part way is logged, and what was rendered is
+// still served: the scrape's snapshots are worth more than its tail.
+func (h *Handler) renderSelf(encFormat expfmt.Format) []byte {
+	v, _, _ := h.tails.Do(string(encFormat), func() (any, error) {
+		var buf bytes.Buffer
+		if err := h.writeSelf(&buf, encFormat); err != nil {
+			h.log.Warn("rendering the exporter's own metrics failed", zap.Error(err))
+		}
+		return buf.Bytes(), nil
+	})
+	return v.([]byte)
 }
 
 // gzipHeader is a gzip member header: deflate, no flags, no time, unknown OS.
@@ -173,10 +274,7 @@ func (h *Handler) writeGzip(w io.Writer, format exposition.Format, encFormat exp
 		crc = exposition.CRC32Combine(crc, seg.CRC, seg.Size)
 		size += seg.Size
 	}
-	tail, err := h.renderSelf(encFormat)
-	if err != nil {
-		return err
-	}
+	tail := h.renderSelf(encFormat)
 	if err := writeStored(w, tail); err != nil { // ends with the final block
 		return err
 	}
@@ -185,7 +283,7 @@ func (h *Handler) writeGzip(w io.Writer, format exposition.Format, encFormat exp
 	var trailer [8]byte
 	binary.LittleEndian.PutUint32(trailer[:4], crc)
 	binary.LittleEndian.PutUint32(trailer[4:], uint32(size)) // ISIZE is the size mod 2^32
-	_, err = w.Write(trailer[:])
+	_, err := w.Write(trailer[:])
 	return err
 }
 
@@ -215,7 +313,7 @@ func acceptsGzip(header string) bool {
 	for _, part := range strings.Split(header, ",") {
 		part = strings.TrimSpace(part)
 		name, params, _ := strings.Cut(part, ";")
-		if strings.TrimSpace(name) != "gzip" {
+		if !strings.EqualFold(strings.TrimSpace(name), "gzip") { // content codings are case-insensitive (RFC 9110, 8.4.1)
 			continue
 		}
 		// A weight of zero ("gzip;q=0", "gzip; q=0.000") means the client
@@ -233,8 +331,20 @@ func acceptsGzip(header string) bool {
 	return false
 }
 
-// Ready reports whether each named collector has completed a poll.
-type Ready func() (ready bool, waiting []string)
+// Readiness is the state /readyz reports, as lists of collector names.
+type Readiness struct {
+	// Waiting lists the collectors that have not completed a poll yet.
+	Waiting []string
+	// Stuck lists the collectors with a poll that outlived its timeout
+	// and has not returned: one of their sources blocks, and their
+	// series are as old as their last successful poll.
+	Stuck []string
+	// Down lists the collectors whose last poll failed.
+	Down []string
+}
+
+// Ready returns the current Readiness.
+type Ready func() Readiness
 
 // Healthz answers 200 while the process serves HTTP.
 func Healthz(w http.ResponseWriter, _ *http.Request) {
@@ -243,17 +353,34 @@ func Healthz(w http.ResponseWriter, _ *http.Request) {
 }
 
 // Readyz returns a handler that answers 200 once every enabled collector
-// has completed a poll, and 503 naming the collectors still waiting.
+// has completed a poll and none has a stuck poll, and 503 otherwise. The
+// body names the collectors that are waiting, stuck or down, one line
+// each kind. A collector that is down (its last poll failed, but
+// returned) does not make the exporter unready: it is usually a lasting
+// condition of the host (a missing privilege, a source that answers
+// with errors) that nic_exporter_collector_up reports, and a probe that
+// failed for it would keep the exporter out of service and stall rolling
+// updates without making the condition go away.
 func Readyz(ready Ready) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		ok, waiting := ready()
-		if !ok {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = fmt.Fprintf(w, "waiting for the first poll of: %s\n", strings.Join(waiting, ", "))
-			return
+		st := ready()
+		var b strings.Builder
+		if len(st.Waiting) > 0 {
+			fmt.Fprintf(&b, "waiting for the first poll of: %s\n", strings.Join(st.Waiting, ", "))
 		}
-		_, _ = io.WriteString(w, "ready\n")
+		if len(st.Stuck) > 0 {
+			fmt.Fprintf(&b, "stuck (a poll outlived its timeout and has not returned): %s\n", strings.Join(st.Stuck, ", "))
+		}
+		if len(st.Waiting) > 0 || len(st.Stuck) > 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		} else {
+			b.WriteString("ready\n")
+		}
+		if len(st.Down) > 0 {
+			fmt.Fprintf(&b, "down (last poll failed): %s\n", strings.Join(st.Down, ", "))
+		}
+		_, _ = io.WriteString(w, b.String())
 	}
 }
 

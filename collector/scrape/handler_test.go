@@ -71,6 +71,9 @@ func TestHandlerNegotiation(t *testing.T) {
 		{"gzip refused with a decimal zero", "", "gzip; q=0.0", contentTypeText, false, "nic_exporter_test_total 5"},
 		{"gzip refused with three decimals", "", "br, gzip;q=0.000", contentTypeText, false, "nic_exporter_test_total 5"},
 		{"gzip with a low weight", "", "gzip;q=0.001", contentTypeText, true, "nic_exporter_test_total 5"},
+		{"gzip in capitals", "", "GZIP", contentTypeText, true, "nic_exporter_test_total 5"},
+		{"gzip in mixed case with a weight", "", "deflate, Gzip; Q=0.5", contentTypeText, true, "nic_exporter_test_total 5"},
+		{"gzip in capitals refused", "", "GZip;q=0", contentTypeText, false, "nic_exporter_test_total 5"},
 		{"protobuf falls back to text", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited", "", contentTypeText, false, "nic_exporter_test_total 5"},
 	}
 	for _, tt := range tests {
@@ -89,6 +92,10 @@ func TestHandlerNegotiation(t *testing.T) {
 			}
 			if got := rec.Header().Get("Content-Type"); got != tt.wantType {
 				t.Errorf("Content-Type = %q, want %q", got, tt.wantType)
+			}
+			// Caches must key on Accept-Encoding whatever this answer was.
+			if got := rec.Header().Values("Vary"); len(got) != 1 || got[0] != "Accept-Encoding" {
+				t.Errorf("Vary = %q, want Accept-Encoding once", got)
 			}
 			var body io.Reader = rec.Body
 			if tt.wantGzip {
@@ -160,6 +167,9 @@ func TestHandlerBoundsConcurrentScrapes(t *testing.T) {
 	if rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("third concurrent scrape: status %d, want 503", rec.Code)
 	}
+	if got := rec.Header().Get("Vary"); got != "Accept-Encoding" {
+		t.Errorf("503 answer: Vary = %q, want Accept-Encoding", got)
+	}
 	close(src.release)
 	wg.Wait()
 	close(codes)
@@ -173,29 +183,39 @@ func TestHandlerBoundsConcurrentScrapes(t *testing.T) {
 	}
 }
 
-func TestHealthAndReady(t *testing.T) {
+func TestHealthz(t *testing.T) {
 	rec := httptest.NewRecorder()
 	Healthz(rec, httptest.NewRequest("GET", "/healthz", nil))
-	if rec.Code != 200 {
-		t.Errorf("healthz: %d", rec.Code)
+	if rec.Code != 200 || rec.Body.String() != "ok\n" {
+		t.Errorf("healthz: %d %q", rec.Code, rec.Body.String())
 	}
-	ready := false
-	h := Readyz(func() (bool, []string) {
-		if ready {
-			return true, nil
-		}
-		return false, []string{"devlink", "ethtool"}
-	})
-	rec = httptest.NewRecorder()
-	h(rec, httptest.NewRequest("GET", "/readyz", nil))
-	if rec.Code != 503 || !strings.Contains(rec.Body.String(), "devlink, ethtool") {
-		t.Errorf("readyz before polls: %d %q", rec.Code, rec.Body.String())
+}
+
+func TestReadyz(t *testing.T) {
+	tests := []struct {
+		name     string
+		st       Readiness
+		wantCode int
+		wantBody string
+	}{
+		{"all polled", Readiness{}, 200, "ready\n"},
+		{"waiting for first polls", Readiness{Waiting: []string{"devlink", "ethtool"}}, 503,
+			"waiting for the first poll of: devlink, ethtool\n"},
+		{"stuck", Readiness{Stuck: []string{"netdev"}}, 503,
+			"stuck (a poll outlived its timeout and has not returned): netdev\n"},
+		{"down is named but ready", Readiness{Down: []string{"kmsg"}}, 200,
+			"ready\ndown (last poll failed): kmsg\n"},
+		{"everything at once", Readiness{Waiting: []string{"vma"}, Stuck: []string{"netdev", "infiniband"}, Down: []string{"netdev", "kmsg"}}, 503,
+			"waiting for the first poll of: vma\nstuck (a poll outlived its timeout and has not returned): netdev, infiniband\ndown (last poll failed): netdev, kmsg\n"},
 	}
-	ready = true
-	rec = httptest.NewRecorder()
-	h(rec, httptest.NewRequest("GET", "/readyz", nil))
-	if rec.Code != 200 {
-		t.Errorf("readyz after polls: %d", rec.Code)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			Readyz(func() Readiness { return tt.st })(rec, httptest.NewRequest("GET", "/readyz", nil))
+			if rec.Code != tt.wantCode || rec.Body.String() != tt.wantBody {
+				t.Errorf("got %d %q, want %d %q", rec.Code, rec.Body.String(), tt.wantCode, tt.wantBody)
+			}
+		})
 	}
 }
 
@@ -284,7 +304,7 @@ func BenchmarkConcurrentScrapes(b *testing.B) {
 // Prometheus does and discard the compressed body (the decompression
 // happens on the Prometheus server, not on the exporter's host).
 func benchConcurrent(b *testing.B, n int, gz bool) {
-	h := NewHandler([]Source{fixed{snapshotOf(n)}}, Config{MaxConcurrent: 64}, zap.NewNop())
+	h := NewHandler([]Source{fixed{snapshotOf(n)}}, Config{MaxConcurrent: 64, WriteTimeout: time.Minute}, zap.NewNop()) // as the binary
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}

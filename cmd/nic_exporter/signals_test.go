@@ -1,0 +1,155 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// waitExit waits up to within for the exporter to exit and returns its
+// exit status, or fails the test.
+func waitExit(t *testing.T, e *exporter, within time.Duration) int {
+	t.Helper()
+	select {
+	case err := <-e.done:
+		e.done <- err // for the cleanup
+		return e.cmd.ProcessState.ExitCode()
+	case <-time.After(within):
+		t.Fatalf("no exit %s after the signal", within)
+		return 0
+	}
+}
+
+// startServing starts the exporter and waits until it serves /healthz,
+// without waiting for /readyz.
+func startServing(t *testing.T, args ...string) *exporter {
+	t.Helper()
+	e := &exporter{addr: freePort(t), stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	e.cmd = startCmd(t, e, args...)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get("http://" + e.addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return e
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("exporter not serving after 20 s: %v\n%s", err, e.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestSIGHUPIsIgnored sends SIGHUP, which used to end the process with
+// status 129: the exporter logs that it reloads nothing and keeps serving.
+func TestSIGHUPIsIgnored(t *testing.T) {
+	e := start(t, "--demo")
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 1; i <= 2; i++ { // a second one: the first did not use up the handling
+		if err := e.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+		for strings.Count(e.stderr.String(), "SIGHUP ignored") < i {
+			select {
+			case err := <-e.done:
+				e.done <- err
+				t.Fatalf("SIGHUP %d ended the exporter: %v", i, err)
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("SIGHUP %d not logged within 10 s", i)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	e.get(t, "/metrics", nil)
+	if err := e.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, e, 15*time.Second); code != 0 {
+		t.Errorf("exit status %d after SIGTERM, want 0", code)
+	}
+}
+
+// TestSIGTERMDuringAStalledScrape stops the exporter while a scrape's
+// client does not read: the exporter closes it after the shutdown grace
+// and exits 0, as the README says (it exited 1).
+func TestSIGTERMDuringAStalledScrape(t *testing.T) {
+	e := start(t, append([]string{"--web.shutdown-grace=1s"}, demoArgs...)...)
+	conn := dialSmallWindow(t, e.addr)
+	if _, err := io.WriteString(conn, strings.Repeat("GET /metrics HTTP/1.1\r\nHost: exporter\r\n\r\n", 64)); err != nil {
+		t.Fatal(err)
+	}
+	status := make([]byte, len("HTTP/1.1 200"))
+	if _, err := io.ReadFull(conn, status); err != nil {
+		t.Fatal(err)
+	}
+	// Between two pipelined answers the connection is briefly idle, and
+	// Shutdown closes idle connections at once: let the buffers fill
+	// (milliseconds) so the connection is stalled inside a scrape.
+	time.Sleep(500 * time.Millisecond)
+	for i := 0; i < 2; i++ {
+		_, body := scrapeStatus(t, e.addr)
+		if n := sampleValue(body, "nic_exporter_scrapes_in_flight"); n < 2 { // the stalled scrape and this one
+			t.Fatalf("scrapes in flight: %v, want the stalled one too", n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	sent := time.Now()
+	if err := e.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, e, 15*time.Second); code != 0 {
+		t.Errorf("exit status %d after SIGTERM during a stalled scrape, want 0", code)
+	}
+	if d := time.Since(sent); d < time.Second {
+		t.Errorf("exited %s after SIGTERM: the scrape in flight did not get its grace of 1s", d)
+	}
+	if !strings.Contains(e.stderr.String(), "shutdown grace expired") {
+		t.Errorf("the expired grace is not logged")
+	}
+}
+
+// TestSIGTERMWithAStuckSource points the kernel log collector at a FIFO
+// that nobody writes, so its open blocks for good and ignores every
+// context: SIGTERM still ends the exporter, with status 0, within the
+// shutdown grace (it used to hang).
+func TestSIGTERMWithAStuckSource(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "kmsg")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--web.shutdown-grace=1s", "--collector.kmsg.path=" + fifo, "--collector.kmsg.timeout=200ms"}
+	for _, c := range []string{"netdev", "infiniband", "vma", "ethtool", "applog", "devlink"} {
+		args = append(args, "--no-collector."+c)
+	}
+	e := startServing(t, args...)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get("http://" + e.addr + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(body), "stuck (a poll outlived its timeout and has not returned): kmsg") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz does not report the stuck kmsg collector: %s %q", resp.Status, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := e.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, e, 10*time.Second); code != 0 {
+		t.Errorf("exit status %d after SIGTERM with a stuck source, want 0", code)
+	}
+}
