@@ -27,6 +27,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // Result is one measurement.
@@ -315,33 +317,18 @@ func fill(r *Result, lat []float64) {
 	r.P50, r.P90, r.P99, r.Max = q(0.5), q(0.9), q(0.99), lat[len(lat)-1]
 }
 
-// clockTicks is USER_HZ, the unit of the times in /proc/<pid>/stat; it is
-// 100 on every Linux architecture this runs on.
-const clockTicks = 100
-
-// cpuSeconds returns the user plus system CPU time of pid.
+// cpuSeconds returns the user plus system CPU time of pid, read from
+// /proc/<pid>/stat with procfs.
 func cpuSeconds(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return 0, err
 	}
-	// The command name may contain spaces and parentheses; fields start
-	// after the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	st, err := p.Stat()
+	if err != nil {
+		return 0, err
 	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
-	}
-	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
-	ut, err1 := strconv.ParseUint(f[11], 10, 64)
-	st, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: bad utime/stime", pid)
-	}
-	return float64(ut+st) / clockTicks, nil
+	return st.CPUTime(), nil
 }
 
 // memory returns the resident set size and its peak (VmRSS, VmHWM).
