@@ -1,6 +1,7 @@
 // Package kmsg is the kmsg collector: it reads /dev/kmsg and counts the
-// documented mlx5_core, mlx5_ib, ena and PCI error lines as
-// nic_kernel_log_events_total{driver,device,event}.
+// documented error lines of NIC drivers (mlx5_core, mlx5_ib, ena, the RDMA
+// core), the netdev watchdog, PCIe AER and IOMMU faults of network
+// functions as nic_kernel_log_events_total{driver,device,event}.
 package kmsg
 
 import (

@@ -10,7 +10,8 @@ package logrules
 // not print, the rule accepts both and its Source says so.
 
 // KernelRules returns the built-in rules for the kernel log: mlx5_core,
-// mlx5_ib, ena and the PCI core. Rules are tried in order; the first match
+// mlx5_ib, ib_core, irdma, ena, the netdev watchdog of any driver, the PCI
+// core (bandwidth, AER) and IOMMU faults. Rules are tried in order; the first match
 // wins, so specific rules come before catch-all ones of the same driver.
 func KernelRules() []Rule {
 	return []Rule{
