@@ -50,7 +50,7 @@ func KernelRules() []Rule {
 			Event: "mlx5_crdump_failed", Driver: "mlx5_core", Severity: SeverityError,
 			Regex:   `^mlx5_core\S* .*crdump: failed to lock vsc gw err -?\d+`,
 			Runbook: "mlx5-firmware-fatal",
-			Source:  "drivers/net/ethernet/mellanox/mlx5/core/diag/crdump.c mlx5_crdump_collect: \"crdump: failed to lock vsc gw err %d\" (the fw_fatal crash dump could not be taken)",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/diag/crdump.c mlx5_crdump_collect: mlx5_core_warn(\"crdump: failed to lock vsc gw err %d\") (the fw_fatal crash dump could not be taken)",
 		},
 		// mlx5_core: firmware commands (cmd.c).
 		{
@@ -85,7 +85,7 @@ func KernelRules() []Rule {
 			Event: "mlx5_cmd_recovered_after_timeout", Driver: "mlx5_core", Severity: SeverityWarning,
 			Regex:   `^mlx5_core\S* .*cmd\[-?\d+\]: [A-Z0-9_]+\(0x[0-9a-f]+\) recovered after timeout`,
 			Runbook: "mlx5-command-interface",
-			Source:  "drivers/net/ethernet/mellanox/mlx5/core/cmd.c wait_func_handle_exec_timeout: \"cmd[%d]: %s(0x%x) recovered after timeout\"",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/cmd.c wait_func_handle_exec_timeout: mlx5_core_warn(\"cmd[%d]: %s(0x%x) recovered after timeout\")",
 		},
 		{
 			Event: "mlx5_cmd_eq_recovered", Driver: "mlx5_core", Severity: SeverityWarning,
@@ -210,7 +210,7 @@ func KernelRules() []Rule {
 			Event: "irdma_abnormal_async_event", Driver: "irdma", Severity: SeverityWarning, Device: DeviceName,
 			Regex:   `^(?:infiniband |\S+ \S+ )(?P<device>[A-Za-z][\w.-]*): abnormal ae_id = 0x[0-9a-f]+`,
 			Runbook: "rdma-async-error",
-			Source:  "drivers/infiniband/hw/irdma/hw.c irdma_process_aeq: ibdev_err(\"abnormal ae_id = 0x%x bool qp=%d qp_id = %d, ae_src=%d\") (newer: \"abnormal ae_id = 0x%x (%s), is_qp = %d, ...\"), printed with the ice/i40e PCI prefix",
+			Source:  "drivers/infiniband/hw/irdma/hw.c irdma_process_aeq: ibdev_err(\"abnormal ae_id = 0x%x bool qp=%d qp_id = %d, ae_src=%d\") (older: without \", ae_src=%d\"), printed with the ice/i40e PCI prefix and the RDMA device name",
 		},
 		// ena (drivers/net/ethernet/amazon/ena).
 		{
@@ -292,7 +292,7 @@ func KernelRules() []Rule {
 			Event: "iommu_page_fault", Driver: "iommu", Severity: SeverityError, NICOnly: true,
 			Regex:   `AMD-Vi: Event logged \[IO_PAGE_FAULT `,
 			Runbook: "iommu-page-fault",
-			Source:  "drivers/iommu/amd/iommu.c amd_iommu_report_page_fault: dev_err(\"Event logged [IO_PAGE_FAULT domain=0x%04x address=0x%llx flags=0x%04x]\") with pr_fmt \"AMD-Vi: \"",
+			Source:  "drivers/iommu/amd/iommu.c amd_iommu_report_page_fault: pci_err(pdev, \"Event logged [IO_PAGE_FAULT domain=0x%04x address=0x%llx flags=0x%04x]\") with pr_fmt \"AMD-Vi: \"; for a function without IOMMU data pr_err(\"Event logged [IO_PAGE_FAULT device=%04x:%02x:%02x.%x ...]\"), whose address the pci device mode finds in the text",
 		},
 	}
 }
@@ -310,7 +310,7 @@ func aerRegex(severity string) string {
 		`|^\S+ ` + pciAddr + `: (?:AER: )?PCIe Bus Error: severity=` + severity + `,`
 }
 
-const aerSource = "drivers/pci/pcie/aer.c aer_print_port_info: \"%s%s error message received from %s\" (5.x and later; before: \"%s%s error received: %s\" with the source's BDF, or \"id=%04x\" in old kernels, which names no function) with \"Multiple \" and aer_error_severity_string[] \"Corrected\", \"Uncorrectable (Non-Fatal)\", \"Uncorrectable (Fatal)\" (\"Uncorrected\" before 4.x); aer_print_error/__aer_print_error: \"PCIe Bus Error: severity=%s, type=%s, (%s)\" on the reporting function"
+const aerSource = "drivers/pci/pcie/aer.c aer_print_port_info: pci_info(\"%s%s error message received from %04x:%02x:%02x.%d\") (newer kernels append details, aer_print_source; before: \"%s%s error received: %04x:%02x:%02x.%d\", and \"id=%04x\" in old kernels, which names no function) with \"Multiple \" and aer_error_severity_string[] \"Corrected\", \"Uncorrectable (Non-Fatal)\", \"Uncorrectable (Fatal)\" (\"Uncorrected\" before 4.x); aer_print_error/__aer_print_error: \"PCIe Bus Error: severity=%s, type=%s, (%s)\" on the reporting function"
 
 // VMARules returns the built-in rules for NVIDIA VMA (libvma) application
 // logs (VMA_LOG_FILE). libvma prefixes its lines with "VMA <LEVEL>:"; the

@@ -99,6 +99,7 @@ var kernelLines = []struct {
 	{"pcieport 0000:00:01.1: AER: Uncorrectable (Fatal) error message received from 0000:08:00.0", "pcie_aer_fatal", "0000:08:00.0"},
 	{"ena 0000:00:05.0: PCIe Bus Error: severity=Uncorrectable (Fatal), type=Inaccessible, (Unregistered Agent ID)", "pcie_aer_fatal", "0000:00:05.0"},
 	{"mlx5_core 0000:c1:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x002f address=0x24d08000 flags=0x0000]", "iommu_page_fault", "0000:c1:00.0"},
+	{"AMD-Vi: Event logged [IO_PAGE_FAULT device=0000:c1:00.0 domain=0x002f address=0x24d08000 flags=0x0000]", "iommu_page_fault", "0000:c1:00.0"},
 }
 
 // vmaLines are libvma log lines as VMA_LOG_FILE holds them.
