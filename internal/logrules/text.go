@@ -155,7 +155,7 @@ func isClock(s string) bool {
 	return len(s) == 8 && s[2] == ':' && s[5] == ':' && allDigits(s[:2]) && allDigits(s[3:5]) && allDigits(s[6:])
 }
 
-var dateNames = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec Mon Tue Wed Thu Fri Sat Sun"
+const dateNames = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec Mon Tue Wed Thu Fri Sat Sun"
 
 func isDateName(s string) bool {
 	return len(s) == 3 && strings.Contains(dateNames, s) && s[0] >= 'A' && s[0] <= 'Z'
