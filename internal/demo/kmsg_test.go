@@ -79,6 +79,7 @@ func TestDemoKmsg(t *testing.T) {
 		Fault{Name: "mlx5_cmd_timeout", Start: 2 * time.Minute}, // every minute: 4 times by 5m
 		Fault{Name: "ib_link_down", Start: time.Minute},         // no documented kernel line
 		Fault{Name: "pcie_degraded", Start: time.Minute},
+		Fault{Name: "pcie_aer", Start: 3 * time.Minute},
 	)
 	rules, err := logrules.Compile(logrules.KernelRules())
 	if err != nil {
@@ -102,6 +103,8 @@ func TestDemoKmsg(t *testing.T) {
 		`nic_kernel_log_events_total{driver="mlx5_core",device="0000:08:00.0",event="mlx5_cmd_timeout"} 4`,
 		// The demo tree knows the function is an Ethernet controller.
 		`nic_kernel_log_events_total{driver="pci",device="0000:08:00.1",event="pcie_link_limited"} 1`,
+		// The root port's line and the function's own line of one report.
+		`nic_kernel_log_events_total{driver="pci",device="0000:08:00.1",event="pcie_aer_nonfatal"} 2`,
 		// Frozen clock: boot at 1700000000 - 24h, records at 24h + 5m.
 		`nic_kernel_log_last_event_timestamp_seconds{driver="mlx5_core",device="0000:08:00.0",event="mlx5_cmd_timeout"} 1700000300`,
 	}
