@@ -35,11 +35,11 @@ unit:
 	cd deploy && $(GO) test -count=1 ./...
 
 # race runs the concurrent core (runner, cache, scrape handler) and the
-# collectors under the race detector. The Soft-RoCE kernel test is left
-# out: it boots a guest with a test binary built without -race, and unit
-# runs it already.
+# collectors under the race detector. The kernel tests (Soft-RoCE, kmsg)
+# are left out: they boot a guest with a test binary built without -race,
+# and unit runs them already.
 race:
-	$(GO) test -race -count=1 -skip '^TestSoftRoCE$$' ./collector/...
+	$(GO) test -race -count=1 -skip '^(TestSoftRoCE|TestKmsgKernel)$$' ./collector/...
 
 # cross-build builds every package for the Linux servers the exporter runs
 # on and for darwin/arm64, where developers build and run the unit tests on

@@ -319,6 +319,7 @@ var faultAlerts = map[string]string{
 	"NICDevlinkReporterStuck":         "fw",
 	"NICDevlinkEvidenceCaptured":      "fw_fatal",
 	"NICKernelLogFirmwareError":       "fw_fatal",
+	"NICKernelLogPCIeUncorrectable":   "pcie_aer",
 }
 
 // faultStart is when every fault begins on the faulty demo host: after
@@ -353,6 +354,10 @@ var quietAlerts = map[string]string{
 	"NICVMAStatsFilesRejected":              "the demo's statistics directory holds only the application's valid file",
 	"NICDevlinkTxRxErrors":                  "no demo fault breaks a tx or rx queue",
 	"NICKernelLogTxTimeout":                 "no demo fault logs a transmit timeout",
+	"NICKernelLogPCIeCorrected":             "no demo fault logs corrected PCIe errors (pcie_aer logs an uncorrectable one)",
+	"NICKernelLogDeviceInitFailed":          "no demo fault fails a probe",
+	"NICKernelLogRDMAErrors":                "no demo fault logs RDMA asynchronous errors",
+	"NICKernelLogIOMMUFault":                "no demo fault logs an IOMMU fault",
 }
 
 // otherDriverMetrics are metrics that alerts read but the demo host cannot

@@ -205,7 +205,7 @@ func buildKmsg(x *extraFlags, src *Sources, f collector.NameFilter, log *zap.Log
 		return nil, fmt.Errorf("--collector.kmsg.rules-file: %w", err)
 	}
 	return kmsg.New(kmsg.Config{
-		Open: src.Kmsg, BootTime: src.KmsgBootTime,
+		Open: src.Kmsg, BootTime: src.KmsgBootTime, Devices: src.KmsgDevices,
 		Rules: rules, Replay: x.kmsgReplay, Filter: f,
 	}, log), nil
 }

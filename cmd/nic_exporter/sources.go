@@ -35,6 +35,9 @@ type Sources struct {
 	// its timestamp zero; zero means now minus CLOCK_MONOTONIC.
 	Kmsg         kmsg.Opener
 	KmsgBootTime time.Time
+	// KmsgDevices looks up the PCI class of the functions and the PCI
+	// function of the RDMA devices the kernel log names.
+	KmsgDevices kmsg.Devices
 
 	// AppLogGlobs select the application log files. AppLogFromStart also
 	// counts the lines already in them at start; AppLogTrimPrefix is
@@ -63,6 +66,7 @@ func hostSources(o *options) *Sources {
 			return s, nil
 		},
 		Kmsg:            kmsg.OpenDevKmsg(x.kmsgPath),
+		KmsgDevices:     kmsg.SysfsDevices(o.sysfs),
 		AppLogGlobs:     x.applogFiles,
 		AppLogFromStart: x.applogFromStart,
 		Devlink:         devlinkhealth.Open,
@@ -79,6 +83,7 @@ func demoSources(h *demo.Host, o *options) *Sources {
 		VMALiveness: h.VMALiveness(),
 		Ethtool:     func() (ethtool.Source, error) { return h.EthtoolSource(), nil },
 		Kmsg:        func() (kmsg.Device, error) { return h.OpenKmsg() },
+		KmsgDevices: kmsg.SysfsDevices(h.SysfsPath()),
 		// The demo kernel log counts from the demo host's own boot time.
 		KmsgBootTime: h.BootTime(),
 		// The demo log is written from the demo host's start.

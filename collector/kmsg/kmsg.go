@@ -1,6 +1,7 @@
 // Package kmsg is the kmsg collector: it reads /dev/kmsg and counts the
-// documented mlx5_core, mlx5_ib, ena and PCI error lines as
-// nic_kernel_log_events_total{driver,device,event}.
+// documented error lines of NIC drivers (mlx5_core, mlx5_ib, ena, the RDMA
+// core), the netdev watchdog, PCIe AER and IOMMU faults of network
+// functions as nic_kernel_log_events_total{driver,device,event}.
 package kmsg
 
 import (
@@ -103,6 +104,15 @@ type Config struct {
 	Replay bool
 	// Filter selects devices; events of excluded devices are not counted.
 	Filter collector.NameFilter
+	// Devices looks up the devices lines name: an RDMA device name is
+	// replaced by the PCI address of its function, and events of rules
+	// marked NICOnly (PCIe AER, bandwidth, IOMMU faults) are counted only
+	// when the PCI function is a network or InfiniBand controller. A
+	// function that Devices does not know (gone since the line was logged,
+	// or sysfs not mounted where configured) is counted: the exporter
+	// would rather report an error of an unknown device than hide one of
+	// a NIC. Nil counts every match under the name the line gives.
+	Devices Devices
 	// BootTime is the wall-clock time of record timestamp zero; default
 	// now minus CLOCK_MONOTONIC, the clock printk stamps records with.
 	BootTime time.Time
@@ -389,18 +399,14 @@ func (k *Collector) record(raw []byte) bool {
 	}
 	k.lastSeq, k.haveSeq = r.Seq, true
 	k.records++
-	m, ok := k.cfg.Rules.Match(r.Message)
+	key, ok := k.classify(r.Message, r.Device)
 	if !ok {
 		return false
 	}
-	dev := m.Device
-	if dev == "" && m.Rule.Device == logrules.DevicePCI {
-		dev = pciFromDict(r.Device)
-	}
+	dev := key.device
 	if dev != "" && !k.cfg.Filter.Match(dev) {
 		return false
 	}
-	key := kmsgKey{driver: m.Rule.Driver, device: dev, event: m.Rule.Event}
 	c := k.counts[key]
 	if c == nil {
 		if len(k.counts) >= k.cfg.MaxSeries {
@@ -417,6 +423,34 @@ func (k *Collector) record(raw []byte) bool {
 	c.n++
 	c.last = k.cfg.BootTime.Add(r.Since)
 	return true
+}
+
+// classify matches one message against the rules and returns the series
+// it counts in, or false when no rule matches or the line is about a PCI
+// function that is no network controller. dict is the record's DEVICE=
+// dictionary value.
+func (k *Collector) classify(msg, dict string) (kmsgKey, bool) {
+	m, ok := k.cfg.Rules.Match(msg)
+	if !ok {
+		return kmsgKey{}, false
+	}
+	dev := m.Device
+	if dev == "" && m.Rule.Device == logrules.DevicePCI {
+		dev = pciFromDict(dict)
+	}
+	if d := k.cfg.Devices; d != nil && dev != "" {
+		if m.Rule.Device == logrules.DeviceName && !logrules.IsPCIAddress(dev) {
+			if addr, ok := d.RDMAFunction(dev); ok {
+				dev = addr
+			}
+		}
+		if m.Rule.NICOnly && logrules.IsPCIAddress(dev) {
+			if class, ok := d.PCIClass(dev); ok && !IsNICClass(class) {
+				return kmsgKey{}, false
+			}
+		}
+	}
+	return kmsgKey{driver: m.Driver, device: dev, event: m.Rule.Event}, true
 }
 
 // render writes the complete current state.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -396,66 +395,6 @@ func TestKmsgMaxSeries(t *testing.T) {
 	stop()
 	if n := strings.Count(out, "nic_kernel_log_events_total{"); n != 3 {
 		t.Errorf("%d event series, want the limit 3:\n%s", n, out)
-	}
-}
-
-// TestKmsgReal writes documented driver lines to this machine's real
-// /dev/kmsg and checks that the counters rise and that unrelated lines
-// with the same devices do not match. Each run uses a PCI domain and
-// interface names of its own, so records of earlier runs still in the
-// kernel buffer cannot be confused with this run's.
-func TestKmsgReal(t *testing.T) {
-	testenv.Root(t)
-	w, err := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0)
-	testenv.Require(t, err == nil, fmt.Sprintf("writable /dev/kmsg (%v)", err))
-	defer w.Close()
-
-	id := rand.Uint32()
-	pci := fmt.Sprintf("%04x:08:00.0", 0x8000|id&0x7fff)
-	ifname := fmt.Sprintf("nxt%x", id&0xffffff)
-	write := func(line string) {
-		t.Helper()
-		if _, err := w.Write([]byte("<3>" + line + "\n")); err != nil {
-			t.Fatalf("writing %q to /dev/kmsg: %v", line, err)
-		}
-	}
-
-	for _, replay := range []bool{false, true} {
-		t.Run(fmt.Sprintf("replay=%v", replay), func(t *testing.T) {
-			k := New(Config{Open: OpenDevKmsg("/dev/kmsg"), Rules: kernelEngine(t), Replay: replay, PublishInterval: 20 * time.Millisecond}, zap.NewNop())
-			// The first poll opens the device: without replay it skips the
-			// buffer; with replay it has read the whole buffer, including
-			// the lines the first subtest wrote.
-			first := pollText(t, k)
-			if replay && !strings.Contains(first, `device="`+pci+`",event="mlx5_cmd_timeout"} 2`) {
-				t.Errorf("first poll with replay does not show the buffered records:\n%s", first)
-			}
-			_, stop := runWatch(t, k)
-			defer stop()
-			if !replay {
-				write("mlx5_core " + pci + ": poll_health:801:(pid 0): device's health compromised - reached miss count")
-				write("mlx5_core " + pci + ": wait_func:1189:(pid 72061): ACCESS_REG(0x805) timeout. Will cause a leak of a command resource")
-				write("mlx5_core " + pci + ": wait_func:1189:(pid 72061): ACCESS_REG(0x805) timeout. Will cause a leak of a command resource")
-				write("ena 0000:00:05.0 " + ifname + ": Keep alive watchdog timeout.")
-				// Unrelated lines naming the same devices.
-				write("mlx5_core " + pci + ": firmware version: 28.39.1002")
-				write("ena 0000:00:05.0 " + ifname + ": Link is up")
-			}
-			out := waitFor(t, k,
-				`nic_kernel_log_events_total{driver="mlx5_core",device="`+pci+`",event="mlx5_health_compromised"} 1`,
-				`nic_kernel_log_events_total{driver="mlx5_core",device="`+pci+`",event="mlx5_cmd_timeout"} 2`,
-				`nic_kernel_log_events_total{driver="ena",device="`+ifname+`",event="ena_keep_alive_timeout"} 1`,
-			)
-			var series int
-			for _, l := range strings.Split(out, "\n") {
-				if strings.HasPrefix(l, "nic_kernel_log_events_total{") && (strings.Contains(l, pci) || strings.Contains(l, ifname)) {
-					series++
-				}
-			}
-			if series != 3 {
-				t.Errorf("%d event series for this run's devices, want 3 (unrelated lines must not match):\n%s", series, out)
-			}
-		})
 	}
 }
 

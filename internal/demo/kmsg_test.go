@@ -78,6 +78,8 @@ func TestDemoKmsg(t *testing.T) {
 		Fault{Name: "wd_expired", Start: 2 * time.Minute},
 		Fault{Name: "mlx5_cmd_timeout", Start: 2 * time.Minute}, // every minute: 4 times by 5m
 		Fault{Name: "ib_link_down", Start: time.Minute},         // no documented kernel line
+		Fault{Name: "pcie_degraded", Start: time.Minute},
+		Fault{Name: "pcie_aer", Start: 3 * time.Minute},
 	)
 	rules, err := logrules.Compile(logrules.KernelRules())
 	if err != nil {
@@ -88,6 +90,7 @@ func TestDemoKmsg(t *testing.T) {
 		Rules:    rules,
 		Replay:   true,
 		BootTime: h.BootTime(),
+		Devices:  kmsg.SysfsDevices(h.SysfsPath()),
 	}, zap.NewNop())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -98,6 +101,10 @@ func TestDemoKmsg(t *testing.T) {
 		`nic_kernel_log_events_total{driver="ena",device="ens5",event="ena_keep_alive_timeout"} 1`,
 		`nic_kernel_log_events_total{driver="ena",device="0000:00:05.0",event="ena_reset_completed"} 1`,
 		`nic_kernel_log_events_total{driver="mlx5_core",device="0000:08:00.0",event="mlx5_cmd_timeout"} 4`,
+		// The demo tree knows the function is an Ethernet controller.
+		`nic_kernel_log_events_total{driver="pci",device="0000:08:00.1",event="pcie_link_limited"} 1`,
+		// The root port's line and the function's own line of one report.
+		`nic_kernel_log_events_total{driver="pci",device="0000:08:00.1",event="pcie_aer_nonfatal"} 2`,
 		// Frozen clock: boot at 1700000000 - 24h, records at 24h + 5m.
 		`nic_kernel_log_last_event_timestamp_seconds{driver="mlx5_core",device="0000:08:00.0",event="mlx5_cmd_timeout"} 1700000300`,
 	}
@@ -123,6 +130,23 @@ func TestDemoKmsg(t *testing.T) {
 	for _, w := range want {
 		if !strings.Contains(out, w+"\n") {
 			t.Errorf("missing %s in:\n%s", w, out)
+		}
+	}
+}
+
+// TestDemoDevices checks that the demo tree answers the kmsg collector's
+// device questions as a host's sysfs would.
+func TestDemoDevices(t *testing.T) {
+	h := newFrozenHost(t, time.Minute)
+	d := kmsg.SysfsDevices(h.SysfsPath())
+	for addr, want := range map[string]uint32{"0000:08:00.0": 0x020700, "0000:08:00.1": 0x020000, "0000:00:05.0": 0x020000, "0000:00:01.1": 0x060400} {
+		if got, ok := d.PCIClass(addr); !ok || got != want {
+			t.Errorf("PCIClass(%s) = %#x, %v, want %#x", addr, got, ok, want)
+		}
+	}
+	for name, want := range map[string]string{"mlx5_0": "0000:08:00.0", "mlx5_1": "0000:08:00.1"} {
+		if got, ok := d.RDMAFunction(name); !ok || got != want {
+			t.Errorf("RDMAFunction(%s) = %q, %v, want %s", name, got, ok, want)
 		}
 	}
 }

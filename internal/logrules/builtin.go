@@ -10,7 +10,8 @@ package logrules
 // not print, the rule accepts both and its Source says so.
 
 // KernelRules returns the built-in rules for the kernel log: mlx5_core,
-// mlx5_ib, ena and the PCI core. Rules are tried in order; the first match
+// mlx5_ib, ib_core, irdma, ena, the netdev watchdog of any driver, the PCI
+// core (bandwidth, AER) and IOMMU faults. Rules are tried in order; the first match
 // wins, so specific rules come before catch-all ones of the same driver.
 func KernelRules() []Rule {
 	return []Rule{
@@ -45,6 +46,12 @@ func KernelRules() []Rule {
 			Runbook: "mlx5-health-compromised",
 			Source:  "drivers/net/ethernet/mellanox/mlx5/core/health.c mlx5_health_try_recover: \"health recovery failed\", \"health recovery flow aborted, PCI reads still not working\"",
 		},
+		{
+			Event: "mlx5_crdump_failed", Driver: "mlx5_core", Severity: SeverityError,
+			Regex:   `^mlx5_core\S* .*crdump: failed to lock vsc gw err -?\d+`,
+			Runbook: "mlx5-firmware-fatal",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/diag/crdump.c mlx5_crdump_collect: mlx5_core_warn(\"crdump: failed to lock vsc gw err %d\") (the fw_fatal crash dump could not be taken)",
+		},
 		// mlx5_core: firmware commands (cmd.c).
 		{
 			Event: "mlx5_cmd_timeout", Driver: "mlx5_core", Severity: SeverityError,
@@ -57,6 +64,34 @@ func KernelRules() []Rule {
 			Regex:   `^mlx5_core\S* .*cmd\[-?\d+\]: [A-Z0-9_]+\(0x[0-9a-f]+\) No done completion`,
 			Runbook: "mlx5-command-timeout",
 			Source:  "drivers/net/ethernet/mellanox/mlx5/core/cmd.c wait_func_handle_exec_timeout: \"cmd[%d]: %s(0x%x) No done completion\"",
+		},
+		{
+			// Before the generic command failure: restricted PFs (and some
+			// probe paths) refuse register reads, which counter readers
+			// such as node_exporter trigger on every poll (node_exporter
+			// issue 3434); this is no firmware command error.
+			Event: "mlx5_access_reg_restricted", Driver: "mlx5_core", Severity: SeverityInfo,
+			Regex:   `^mlx5_core\S* .*ACCESS_REG\(0x805\) op_mod\(0x1\) failed, status bad (?:parameter\(0x3\)|operation\(0x2\))`,
+			Runbook: "mlx5-access-reg-restricted",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/cmd.c mlx5_cmd_out_err: \"%s(0x%x) op_mod(0x%x) failed, status %s(0x%x), syndrome (0x%x), err(%d)\" for MLX5_CMD_OP_ACCESS_REG (0x805) read (op_mod 1) with MLX5_CMD_STAT_BAD_OP_ERR (0x2) or MLX5_CMD_STAT_BAD_PARAM_ERR (0x3)",
+		},
+		{
+			Event: "mlx5_cmd_alloc_entry_failed", Driver: "mlx5_core", Severity: SeverityError,
+			Regex:   `^mlx5_core\S* .*failed to allocate command entry`,
+			Runbook: "mlx5-command-interface",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/cmd.c cmd_work_handler: mlx5_core_err(_rl)(\"failed to allocate command entry\")",
+		},
+		{
+			Event: "mlx5_cmd_recovered_after_timeout", Driver: "mlx5_core", Severity: SeverityWarning,
+			Regex:   `^mlx5_core\S* .*cmd\[-?\d+\]: [A-Z0-9_]+\(0x[0-9a-f]+\) recovered after timeout`,
+			Runbook: "mlx5-command-interface",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/cmd.c wait_func_handle_exec_timeout: mlx5_core_warn(\"cmd[%d]: %s(0x%x) recovered after timeout\")",
+		},
+		{
+			Event: "mlx5_cmd_eq_recovered", Driver: "mlx5_core", Severity: SeverityWarning,
+			Regex:   `^mlx5_core\S* .*Recovered \d+ EQEs on cmd_eq`,
+			Runbook: "mlx5-command-interface",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/eq.c mlx5_cmd_eq_recover: mlx5_core_warn(\"Recovered %d EQEs on cmd_eq\")",
 		},
 		{
 			Event: "mlx5_cmd_bad_resource_state", Driver: "mlx5_core", Severity: SeverityError,
@@ -81,6 +116,19 @@ func KernelRules() []Rule {
 			Regex:   `^mlx5_core\S* .*exec cmd failed`,
 			Runbook: "mlx5-command-failed",
 			Source:  "NVIDIA ConnectX-7 user manual, troubleshooting table (\"exec cmd failed\"); not printed by the upstream mlx5_core sources read, kept for MLNX_OFED drivers",
+		},
+		// mlx5_core: initialisation.
+		{
+			Event: "mlx5_irq_request_failed", Driver: "mlx5_core", Severity: SeverityError,
+			Regex:   `^mlx5_core\S* .*Failed to request irq\. err = -?\d+`,
+			Runbook: "mlx5-probe-failed",
+			Source:  "drivers/net/ethernet/mellanox/mlx5/core/pci_irq.c mlx5_irq_alloc: mlx5_core_err(\"Failed to request irq. err = %d\")",
+		},
+		{
+			Event: "mlx5_probe_failed", Driver: "mlx5_core", Severity: SeverityError, Device: DeviceName,
+			Regex:   `^mlx5_core\S*: probe of (?P<device>\S+) failed with error -?\d+`,
+			Runbook: "mlx5-probe-failed",
+			Source:  "drivers/base/dd.c call_driver_probe: pr_warn(\"%s: probe of %s failed with error %d\") for the mlx5_core drivers (PCI and auxiliary mlx5_core.eth, .rdma, .sf)",
 		},
 		// mlx5_core: asynchronous events (events.c, eq.c).
 		{
@@ -121,16 +169,16 @@ func KernelRules() []Rule {
 			Source:  "drivers/net/ethernet/mellanox/mlx5/core/en/reporter_tx.c mlx5e_reporter_tx_timeout: \"TX timeout on queue: %d, SQ: 0x%x, ...\"",
 		},
 		{
-			Event: "netdev_watchdog", Driver: "mlx5_core", Severity: SeverityError, Device: DeviceInterface,
-			Regex:   `^mlx5_core \S+ \S+: NETDEV WATCHDOG: `,
+			Event: "netdev_watchdog", Driver: "netdev", Severity: SeverityError, Device: DeviceInterface,
+			Regex:   `^(?P<driver>[\w.-]+) \S+ (?P<device>[^\s:]+): NETDEV WATCHDOG: CPU: \d+: transmit queue \d+ timed out`,
 			Runbook: "tx-timeout",
-			Source:  "net/sched/sch_generic.c dev_watchdog: netdev_crit(\"NETDEV WATCHDOG: CPU: %d: transmit queue %u timed out %u ms\")",
+			Source:  "net/sched/sch_generic.c dev_watchdog, 6.9 and later: netdev_crit(dev, \"NETDEV WATCHDOG: CPU: %d: transmit queue %u timed out %u ms\") with the driver's netdev prefix, any driver",
 		},
 		{
-			Event: "netdev_watchdog", Driver: "mlx5_core", Severity: SeverityError,
-			Regex:   `NETDEV WATCHDOG: (?P<device>\S+) \(mlx5_core\): transmit queue \d+ timed out`,
+			Event: "netdev_watchdog", Driver: "netdev", Severity: SeverityError,
+			Regex:   `NETDEV WATCHDOG: (?P<device>[^\s:]+) \((?P<driver>[^)\s]+)\): transmit queue \d+ timed out`,
 			Runbook: "tx-timeout",
-			Source:  "net/sched/sch_generic.c dev_watchdog, kernels before 6.9: \"NETDEV WATCHDOG: %s (%s): transmit queue %u timed out\"",
+			Source:  "net/sched/sch_generic.c dev_watchdog, kernels before 6.9: WARN_ONCE(\"NETDEV WATCHDOG: %s (%s): transmit queue %u timed out\") with dev->name and netdev_drivername(); 6.4 to 6.8 append \" %u ms\"",
 		},
 		{
 			Event: "mlx5e_link_down", Driver: "mlx5_core", Severity: SeverityWarning, Device: DeviceInterface,
@@ -141,15 +189,28 @@ func KernelRules() []Rule {
 		// mlx5_ib (drivers/infiniband/hw/mlx5/cq.c).
 		{
 			Event: "mlx5_ib_cq_unexpected_event", Driver: "mlx5_ib", Severity: SeverityWarning, Device: DeviceName,
-			Regex:   `^(?:infiniband )?(?P<device>mlx5_\d+):.*Unexpected event type \d+ on CQ [0-9a-f]+`,
+			Regex:   `^(?:infiniband )?(?P<device>[A-Za-z][\w.-]*):.*Unexpected event type \d+ on CQ [0-9a-f]+`,
 			Runbook: "mlx5-cq-overrun",
 			Source:  "drivers/infiniband/hw/mlx5/cq.c mlx5_ib_cq_event: \"Unexpected event type %d on CQ %06x\"",
 		},
 		{
 			Event: "mlx5_ib_wc_error", Driver: "mlx5_ib", Severity: SeverityWarning, Device: DeviceName,
-			Regex:   `^(?:infiniband )?(?P<device>mlx5_\d+):.*WC error: \d+, Message: `,
+			Regex:   `^(?:infiniband )?(?P<device>[A-Za-z][\w.-]*):.*WC error: \d+, [Mm]essage: `,
 			Runbook: "mlx5-ib-wc-error",
-			Source:  "drivers/infiniband/hw/mlx5/cq.c dump_cqe: \"WC error: %d, Message: %s\"",
+			Source:  "drivers/infiniband/hw/mlx5/cq.c dump_cqe / mlx5_handle_error_cqe: \"WC error: %d, Message: %s\" (\"message:\" in some 5.17-era kernels); the device is whatever name the RDMA device has (mlx5_0, or rocep8s0f0, ibp..., mlx5_bond_0 after rdma-core's udev renaming)",
+		},
+		// ib_core and irdma, any RDMA device name.
+		{
+			Event: "ib_mad_qp_fatal_error", Driver: "ib_core", Severity: SeverityError, Device: DeviceName,
+			Regex:   `^(?:infiniband |\S+ \S+ )?(?P<device>[A-Za-z][\w.-]*): Fatal error \(\d+\) on MAD QP \(\d+\)`,
+			Runbook: "rdma-async-error",
+			Source:  "drivers/infiniband/core/mad.c qp_event_handler: dev_err(\"Fatal error (%d) on MAD QP (%u)\")",
+		},
+		{
+			Event: "irdma_abnormal_async_event", Driver: "irdma", Severity: SeverityWarning, Device: DeviceName,
+			Regex:   `^(?:infiniband |\S+ \S+ )(?P<device>[A-Za-z][\w.-]*): abnormal ae_id = 0x[0-9a-f]+`,
+			Runbook: "rdma-async-error",
+			Source:  "drivers/infiniband/hw/irdma/hw.c irdma_process_aeq: ibdev_err(\"abnormal ae_id = 0x%x bool qp=%d qp_id = %d, ae_src=%d\") (older: without \", ae_src=%d\"), printed with the ice/i40e PCI prefix and the RDMA device name",
 		},
 		// ena (drivers/net/ethernet/amazon/ena).
 		{
@@ -177,10 +238,16 @@ func KernelRules() []Rule {
 			Source:  "drivers/net/ethernet/amazon/ena/ena_com.c ena_com_dev_reset: \"Reg read32 timeout occurred\"",
 		},
 		{
-			Event: "ena_missing_tx_completions", Driver: "ena", Severity: SeverityError, Device: DeviceInterface,
-			Regex:   `^(?:ena |\[ENA_COM: ).*The number of lost tx completions is above the threshold`,
+			Event: "ena_tx_not_completed_on_time", Driver: "ena", Severity: SeverityWarning, Device: DeviceInterface,
+			Regex:   `^(?:ena |\[ENA_COM: ).*Found a Tx that wasn't completed on time, qid \d+, index \d+`,
 			Runbook: "tx-timeout",
-			Source:  "drivers/net/ethernet/amazon/ena/ena_netdev.c check_missing_comp_in_tx_queue: \"The number of lost tx completions is above the threshold (%d > %d). Reset the device\"",
+			Source:  "drivers/net/ethernet/amazon/ena/ena_netdev.c check_missing_comp_in_tx_queue: netif_notice(\"Found a Tx that wasn't completed on time, qid %d, index %d.\") (newer drivers add \" %u usecs have passed since last napi execution. Napi scheduled: %d\")",
+		},
+		{
+			Event: "ena_missing_tx_completions", Driver: "ena", Severity: SeverityError, Device: DeviceInterface,
+			Regex:   `^(?:ena .*|\[ENA_COM: .*|(?P<device>[\w.-]+): )(?:The number of lost tx completions is|Lost TX completions are) above the threshold`,
+			Runbook: "tx-timeout",
+			Source:  "drivers/net/ethernet/amazon/ena/ena_netdev.c check_missing_comp_in_tx_queue: \"The number of lost tx completions is above the threshold (%d > %d). Reset the device\"; newer drivers \"Lost TX completions are above the threshold (%d > %d). Completion transmission timeout: %u.\"; also when a report cut the line to \"<interface>: ...\"",
 		},
 		{
 			Event: "ena_reset_failed", Driver: "ena", Severity: SeverityCritical, Device: DeviceInterface,
@@ -194,15 +261,56 @@ func KernelRules() []Rule {
 			Runbook: "ena-device-reset",
 			Source:  "drivers/net/ethernet/amazon/ena/ena_netdev.c ena_restore_device: \"Device reset completed successfully, Driver info: %s\" (newer: without the driver info)",
 		},
-		// PCI core, printed with the NIC driver's prefix.
+		// PCI core, printed with the device driver's prefix; counted only for
+		// network and InfiniBand functions (NICOnly).
 		{
-			Event: "pcie_link_limited", Driver: "pci", Severity: SeverityWarning,
-			Regex:   `^(?:mlx5_core|ena) \S+: .*available PCIe bandwidth, limited by [0-9.]+ GT/s PCIe x\d+ link at`,
+			Event: "pcie_link_limited", Driver: "pci", Severity: SeverityWarning, NICOnly: true,
+			Regex:   `^\S+ \S+(?: \S+)?: .*available PCIe bandwidth, limited by [0-9.]+ GT/s(?: PCIe)? x\d+ link at`,
 			Runbook: "pcie-link-degraded",
-			Source:  "drivers/pci/pci.c __pcie_print_link_status: \"%u.%03u Gb/s available PCIe bandwidth, limited by %s x%d link at %s (capable of ...)\"",
+			Source:  "drivers/pci/pci.c __pcie_print_link_status: \"%u.%03u Gb/s available PCIe bandwidth, limited by %s x%d link at %s (capable of ...)\"; the speed is \"8.0 GT/s PCIe\" (pci_speed_string, 5.4 and later) or \"8 GT/s\" (PCIE_SPEED2STR, 4.17 to 5.3)",
+		},
+		{
+			Event: "pcie_aer_fatal", Driver: "pci", Severity: SeverityCritical, NICOnly: true,
+			Regex:   aerRegex(`Uncorrect(?:ed|able) \(Fatal\)`),
+			Runbook: "pcie-aer",
+			Source:  aerSource,
+		},
+		{
+			Event: "pcie_aer_nonfatal", Driver: "pci", Severity: SeverityError, NICOnly: true,
+			Regex:   aerRegex(`Uncorrect(?:ed|able) \(Non-Fatal\)`),
+			Runbook: "pcie-aer",
+			Source:  aerSource,
+		},
+		{
+			Event: "pcie_aer_corrected", Driver: "pci", Severity: SeverityWarning, NICOnly: true,
+			Regex:   aerRegex(`Corrected`),
+			Runbook: "pcie-aer",
+			Source:  aerSource,
+		},
+		// IOMMU faults, printed with the faulting device's prefix.
+		{
+			Event: "iommu_page_fault", Driver: "iommu", Severity: SeverityError, NICOnly: true,
+			Regex:   `AMD-Vi: Event logged \[IO_PAGE_FAULT `,
+			Runbook: "iommu-page-fault",
+			Source:  "drivers/iommu/amd/iommu.c amd_iommu_report_page_fault: pci_err(pdev, \"Event logged [IO_PAGE_FAULT domain=0x%04x address=0x%llx flags=0x%04x]\") with pr_fmt \"AMD-Vi: \"; for a function without IOMMU data pr_err(\"Event logged [IO_PAGE_FAULT device=%04x:%02x:%02x.%x ...]\"), whose address the pci device mode finds in the text",
 		},
 	}
 }
+
+// pciAddr is a PCI address (domain, bus, device, function) in a regular
+// expression.
+const pciAddr = `[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]`
+
+// aerRegex matches the two lines the AER driver prints per error of the
+// given severity: the root port's summary, which names the source function
+// (the device group), and each reporting function's own line, whose
+// dev_printk prefix names it.
+func aerRegex(severity string) string {
+	return `AER: (?:Multiple )?` + severity + ` error (?:message )?received(?::| from) (?P<device>` + pciAddr + `)` +
+		`|^\S+ ` + pciAddr + `: (?:AER: )?PCIe Bus Error: severity=` + severity + `,`
+}
+
+const aerSource = "drivers/pci/pcie/aer.c aer_print_port_info: pci_info(\"%s%s error message received from %04x:%02x:%02x.%d\") (newer kernels append details, aer_print_source; before: \"%s%s error received: %04x:%02x:%02x.%d\", and \"id=%04x\" in old kernels, which names no function) with \"Multiple \" and aer_error_severity_string[] \"Corrected\", \"Uncorrectable (Non-Fatal)\", \"Uncorrectable (Fatal)\" (\"Uncorrected\" before 4.x); aer_print_error/__aer_print_error: \"PCIe Bus Error: severity=%s, type=%s, (%s)\" on the reporting function"
 
 // VMARules returns the built-in rules for NVIDIA VMA (libvma) application
 // logs (VMA_LOG_FILE). libvma prefixes its lines with "VMA <LEVEL>:"; the

@@ -52,7 +52,9 @@ type Rule struct {
 	// Severity is one of critical, error, warning, info.
 	Severity string `yaml:"severity"`
 	// Regex is an RE2 regular expression matched against the message. A
-	// named group "device" overrides Device.
+	// named group "device" overrides Device; a named group "driver"
+	// overrides Driver as the match's driver (for lines such as the
+	// netdev watchdog's that any driver's device can print).
 	Regex string `yaml:"regex"`
 	// Runbook is the anchor of the rule's section in docs/runbooks.md.
 	Runbook string `yaml:"runbook"`
@@ -62,6 +64,11 @@ type Rule struct {
 	// Source names where the matched string is printed, for example a
 	// driver source file; informational.
 	Source string `yaml:"source"`
+	// NICOnly marks events that any PCI function can log (PCIe AER,
+	// IOMMU faults, PCIe bandwidth): the kmsg collector counts them only
+	// when the device is not known to be something other than a network
+	// or InfiniBand controller (see collector/kmsg Config.Devices).
+	NICOnly bool `yaml:"nic_only"`
 }
 
 // Compiled is a Rule ready for matching.
@@ -70,6 +77,7 @@ type Compiled struct {
 	re       *regexp.Regexp
 	literals []string
 	devIdx   int // index of the "device" group, or -1
+	drvIdx   int // index of the "driver" group, or -1
 }
 
 // Literals returns the substrings of which a line must contain one before
@@ -98,7 +106,10 @@ type Engine struct {
 
 // Match is the result of matching one line.
 type Match struct {
-	Rule   *Compiled
+	Rule *Compiled
+	// Driver is the rule's driver, or the text of its "driver" group.
+	Driver string
+	// Device is the device the line names, "" if none.
 	Device string
 }
 
@@ -148,7 +159,7 @@ func compile(r Rule) (*Compiled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("regex: %w", err)
 	}
-	return &Compiled{Rule: r, re: re, literals: lits, devIdx: re.SubexpIndex("device")}, nil
+	return &Compiled{Rule: r, re: re, literals: lits, devIdx: re.SubexpIndex("device"), drvIdx: re.SubexpIndex("driver")}, nil
 }
 
 // requiredLiterals returns a set of case-sensitive literals of which every
@@ -218,24 +229,31 @@ func (e *Engine) Match(line string) (Match, bool) {
 		if !c.prefilter(line) {
 			continue
 		}
-		if c.devIdx < 0 {
+		if c.devIdx < 0 && c.drvIdx < 0 {
 			if !c.re.MatchString(line) {
 				continue
 			}
-			return Match{Rule: c, Device: ExtractDevice(line, c.Device)}, true
+			return Match{Rule: c, Driver: c.Driver, Device: ExtractDevice(line, c.Device)}, true
 		}
 		m := c.re.FindStringSubmatchIndex(line)
 		if m == nil {
 			continue
 		}
-		dev := ""
-		if m[2*c.devIdx] >= 0 {
-			dev = line[m[2*c.devIdx]:m[2*c.devIdx+1]]
+		group := func(i int) string {
+			if i < 0 || m[2*i] < 0 {
+				return ""
+			}
+			return line[m[2*i]:m[2*i+1]]
 		}
+		dev := group(c.devIdx)
 		if dev == "" {
 			dev = ExtractDevice(line, c.Device)
 		}
-		return Match{Rule: c, Device: dev}, true
+		drv := group(c.drvIdx)
+		if drv == "" {
+			drv = c.Driver
+		}
+		return Match{Rule: c, Driver: drv, Device: dev}, true
 	}
 	return Match{}, false
 }

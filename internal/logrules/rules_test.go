@@ -34,7 +34,17 @@ var kernelLines = []struct {
 	{"mlx5_core 0000:08:00.0: mlx5_cmd_out_err:838:(pid 4242): CREATE_MKEY(0x200) op_mod(0x0) failed, status no resources(0xf), syndrome (0x1f0ba4), err(-11)", "mlx5_cmd_out_of_resources", "0000:08:00.0"},
 	{"mlx5_core 0000:08:00.0: mlx5_cmd_out_err:838:(pid 4242): CREATE_QP(0x500) op_mod(0x0) failed, status limits exceeded(0x8), syndrome (0x3ae1e0), err(-12)", "mlx5_cmd_out_of_resources", "0000:08:00.0"},
 	// NVSentinel test fixture of a real ACCESS_REG failure.
-	{"mlx5_core 0000:d2:00.0: mlx5_cmd_out_err:838:(pid 1441871): ACCESS_REG(0x805) op_mod(0x1) failed, status bad operation(0x2), syndrome (0x305684), err(-22)", "mlx5_cmd_failed", "0000:d2:00.0"},
+	{"mlx5_core 0000:d2:00.0: mlx5_cmd_out_err:838:(pid 1441871): ACCESS_REG(0x805) op_mod(0x1) failed, status bad operation(0x2), syndrome (0x305684), err(-22)", "mlx5_access_reg_restricted", "0000:d2:00.0"},
+	// Other commands and statuses stay command failures.
+	{"mlx5_core 0000:d2:00.0: mlx5_cmd_out_err:838:(pid 1441871): ACCESS_REG(0x805) op_mod(0x0) failed, status bad operation(0x2), syndrome (0x305684), err(-22)", "mlx5_cmd_failed", "0000:d2:00.0"},
+	{"mlx5_core 0000:d2:00.0: mlx5_cmd_out_err:838:(pid 1441871): QUERY_HCA_CAP(0x100) op_mod(0x1) failed, status bad parameter(0x3), syndrome (0x305684), err(-22)", "mlx5_cmd_failed", "0000:d2:00.0"},
+	// The format strings of the command interface, filled in.
+	{"mlx5_core 0000:01:00.0: cmd_work_handler:877:(pid 3880418): failed to allocate command entry", "mlx5_cmd_alloc_entry_failed", "0000:01:00.0"},
+	{"mlx5_core 0000:00:02.0: wait_func_handle_exec_timeout:1113:(pid 3122): cmd[0]: CREATE_CQ(0x400) recovered after timeout", "mlx5_cmd_recovered_after_timeout", "0000:00:02.0"},
+	{"mlx5_core 0000:00:02.0: mlx5_cmd_eq_recover:247:(pid 3122): Recovered 1 EQEs on cmd_eq", "mlx5_cmd_eq_recovered", "0000:00:02.0"},
+	{"mlx5_core 0000:a1:00.0: mlx5_irq_alloc:321:(pid 6781): Failed to request irq. err = -22", "mlx5_irq_request_failed", "0000:a1:00.0"},
+	{"mlx5_core.eth: probe of mlx5_core.eth.1 failed with error -22", "mlx5_probe_failed", "mlx5_core.eth.1"},
+	{"mlx5_core 000a:00:00.0: mlx5_crdump_collect:51:(pid 1415): crdump: failed to lock vsc gw err -13", "mlx5_crdump_failed", "000a:00:00.0"},
 	// The ConnectX-7 manual's "exec cmd failed" inside an mlx5_core prefix;
 	// no upstream source read prints it, so the rest of this line is made up.
 	{"mlx5_core 0000:08:00.0: mlx5_cmd_exec failed: exec cmd failed, err -5", "mlx5_exec_cmd_failed", "0000:08:00.0"},
@@ -50,12 +60,19 @@ var kernelLines = []struct {
 	{"mlx5_core 0000:08:00.1 enp8s0f1np1: TX timeout on queue: 5, SQ: 0x10a, CQ: 0x40f, SQ Cons: 0x12 SQ Prod: 0x3f, usecs since last trans: 5360000", "mlx5e_tx_timeout", "enp8s0f1np1"},
 	{"mlx5_core 0000:08:00.1 enp8s0f1np1: NETDEV WATCHDOG: CPU: 3: transmit queue 5 timed out 5336 ms", "netdev_watchdog", "enp8s0f1np1"},
 	{"NETDEV WATCHDOG: eth0 (mlx5_core): transmit queue 3 timed out", "netdev_watchdog", "eth0"},
+	{"NETDEV WATCHDOG: eno1 (ixgbe): transmit queue 6 timed out 8232 ms", "netdev_watchdog", "eno1"},
 	{"mlx5_core 0000:08:00.1 enp8s0f1np1: Link down", "mlx5e_link_down", "enp8s0f1np1"},
 	{"infiniband mlx5_0: mlx5_ib_cq_event:57:(pid 0): Unexpected event type 5 on CQ 000489", "mlx5_ib_cq_unexpected_event", "mlx5_0"},
 	// Older mlx5_ib_warn: pr_warn("%s:%s:%d:(pid %d): ", ib device name, ...).
 	{"mlx5_1:mlx5_ib_cq_event:57:(pid 0): Unexpected event type 5 on CQ 000489", "mlx5_ib_cq_unexpected_event", "mlx5_1"},
 	// linux-rdma report of IO page faults with nvme-rdma (2022).
 	{"infiniband mlx5_0: mlx5_handle_error_cqe:332:(pid 0): WC error: 4, Message: local protection error", "mlx5_ib_wc_error", "mlx5_0"},
+	// Renamed RDMA devices and the lower-case variant.
+	{"infiniband rocep8s0f0: dump_cqe:277:(pid 0): WC error: 6, Message: memory bind operation error", "mlx5_ib_wc_error", "rocep8s0f0"},
+	{"infiniband mlx5_bond_0: mlx5_handle_error_cqe:333:(pid 0): WC error: 10, message: remote access error", "mlx5_ib_wc_error", "mlx5_bond_0"},
+	{"infiniband ibp59s0: mlx5_handle_error_cqe:333:(pid 0): WC error: 5, message: work request flushed error", "mlx5_ib_wc_error", "ibp59s0"},
+	{"infiniband rocep7s0f1: Fatal error (1) on MAD QP (1)", "ib_mad_qp_fatal_error", "rocep7s0f1"},
+	{"ice 0000:07:00.1 rocep7s0f1: abnormal ae_id = 0x401 bool qp=1 qp_id = 1, ae_src=5", "irdma_abnormal_async_event", "rocep7s0f1"},
 	// AWS ENA troubleshooting guide, reset example.
 	{"ena 0000:00:07.0 eth1: Keep alive watchdog timeout.", "ena_keep_alive_timeout", "eth1"},
 	{"ena 0000:00:07.0 eth1: Trigger reset is on", "ena_reset_triggered", "eth1"},
@@ -68,7 +85,21 @@ var kernelLines = []struct {
 	{"[ENA_COM: ena_com_dev_reset] Reg read32 timeout occurred", "ena_reset_reg_read_timeout", ""},
 	{"ena 0000:00:05.0 ens5: Reading reg failed for timeout. expected: req id[2] offset[8] actual: req id[57007] offset[0]", "ena_reg_read_timeout", "ens5"},
 	{"ena 0000:00:05.0 ens5: The number of lost tx completions is above the threshold (129 > 128). Reset the device", "ena_missing_tx_completions", "ens5"},
+	{"ena 0000:00:05.0 ens5: Lost TX completions are above the threshold (129 > 128). Completion transmission timeout: 5000000.", "ena_missing_tx_completions", "ens5"},
+	{"ena 0000:00:05.0 ens5: Found a Tx that wasn't completed on time, qid 4, index 219. 5000000 usecs have passed since last napi execution. Napi scheduled: 1", "ena_tx_not_completed_on_time", "ens5"},
 	{"mlx5_core 0000:08:00.1: 252.056 Gb/s available PCIe bandwidth, limited by 32.0 GT/s PCIe x8 link at 0000:00:01.1 (capable of 504.112 Gb/s with 32.0 GT/s PCIe x16 link)", "pcie_link_limited", "0000:08:00.1"},
+	// 4.17 to 5.3 (PCIE_SPEED2STR, no "PCIe").
+	{"mlx5_core 0000:5e:00.0: 31.504 Gb/s available PCIe bandwidth, limited by 8 GT/s x4 link at 0000:5d:00.0 (capable of 126.016 Gb/s with 8 GT/s x16 link)", "pcie_link_limited", "0000:5e:00.0"},
+	// aer.c, current and older formats, root port and endpoint lines.
+	{"pcieport 0000:00:00.0: AER: Corrected error received: 0000:01:00.0", "pcie_aer_corrected", "0000:01:00.0"},
+	{"pcieport 0000:00:00.0: AER: Multiple Corrected error message received from 0000:01:00.1", "pcie_aer_corrected", "0000:01:00.1"},
+	{"mlx5_core 0000:01:00.0: PCIe Bus Error: severity=Corrected, type=Transaction Layer, (Receiver ID)", "pcie_aer_corrected", "0000:01:00.0"},
+	{"pcieport 0000:00:01.1: AER: Uncorrectable (Non-Fatal) error message received from 0000:08:00.1", "pcie_aer_nonfatal", "0000:08:00.1"},
+	{"mlx5_core 0000:08:00.1: AER: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, (Requester ID)", "pcie_aer_nonfatal", "0000:08:00.1"},
+	{"pcieport 0000:00:01.1: AER: Uncorrectable (Fatal) error message received from 0000:08:00.0", "pcie_aer_fatal", "0000:08:00.0"},
+	{"ena 0000:00:05.0: PCIe Bus Error: severity=Uncorrectable (Fatal), type=Inaccessible, (Unregistered Agent ID)", "pcie_aer_fatal", "0000:00:05.0"},
+	{"mlx5_core 0000:c1:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x002f address=0x24d08000 flags=0x0000]", "iommu_page_fault", "0000:c1:00.0"},
+	{"AMD-Vi: Event logged [IO_PAGE_FAULT device=0000:c1:00.0 domain=0x002f address=0x24d08000 flags=0x0000]", "iommu_page_fault", "0000:c1:00.0"},
 }
 
 // vmaLines are libvma log lines as VMA_LOG_FILE holds them.
@@ -102,13 +133,19 @@ var unrelatedLines = []string{
 	"EXT4-fs (nvme0n1p1): mounted filesystem with ordered data mode",
 	"usb 1-1: new high-speed USB device number 2 using xhci_hcd",
 	"VMA INFO: VMA_VERSION: 9.8.84-1 Release built on Oct 1 2024",
-	// The same texts from other drivers and devices.
-	"nvidia 0000:3b:00.0: 126.024 Gb/s available PCIe bandwidth, limited by 16.0 GT/s PCIe x8 link at 0000:3a:00.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)",
+	// The same texts from other drivers and devices. (The netdev
+	// watchdog, the PCIe bandwidth and AER lines are kernel lines of any
+	// driver: they match, and the kmsg collector keeps only those of
+	// network functions.)
 	"hns3 0000:7d:00.0 eth2: cmd failed, status bad parameter(0x3)",
-	"NETDEV WATCHDOG: eth0 (ixgbe): transmit queue 3 timed out",
-	"ixgbe 0000:01:00.0 eth0: NETDEV WATCHDOG: CPU: 3: transmit queue 5 timed out 5336 ms",
 	"i40e 0000:3d:00.0 eno1: Link down",
-	"hfi1_0: WC error: 4, Message: local protection error",
+	// Look-alikes: benign lines with the words of a rule.
+	"mlx5_core 0000:08:00.0: 126.016 Gb/s available PCIe bandwidth (8 GT/s x16 link)",
+	"pcieport 0000:00:1c.5: AER: Corrected error received: id=00e5",
+	"ena 0000:00:05.0 ens5: reset_fail: 0",
+	"ena 0000:00:05.0 ens5: tx_timeout: 1",
+	"WARNING: CPU: 2 PID: 0 at net/sched/sch_generic.c:525 dev_watchdog+0x1f1/0x200",
+	"mlx5_core 0000:08:00.0: mlx5_pcie_event:301:(pid 10308): PCIe slot advertised sufficient power (75W).",
 	"audit: type=1400 audit(1700000000.000:10): apparmor=\"STATUSx\" operation=\"profile_load\"",
 }
 
@@ -132,6 +169,25 @@ func TestKernelRules(t *testing.T) {
 	for _, c := range e.Rules() {
 		if !hit[c] {
 			t.Errorf("built-in kernel rule %s (%s) has no test line", c.Event, c.Regex)
+		}
+	}
+}
+
+// TestMatchDriver checks that a rule's "driver" group names the driver of
+// lines any driver can print.
+func TestMatchDriver(t *testing.T) {
+	e, err := Compile(KernelRules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ line, driver string }{
+		{"NETDEV WATCHDOG: eno1 (ixgbe): transmit queue 6 timed out 8232 ms", "ixgbe"},
+		{"iavf 0000:00:05.0 enp0s5: NETDEV WATCHDOG: CPU: 1: transmit queue 0 timed out 5692 ms", "iavf"},
+		{"ena 0000:00:05.0 ens5: Keep alive watchdog timeout.", "ena"},
+	} {
+		m, ok := e.Match(tc.line)
+		if !ok || m.Driver != tc.driver {
+			t.Errorf("%q: driver %q (matched %v), want %q", tc.line, m.Driver, ok, tc.driver)
 		}
 	}
 }
