@@ -329,6 +329,17 @@ func TestStartupErrors(t *testing.T) {
 		{[]string{"--demo", "--web.idle-timeout=0s"}, "--web.idle-timeout must be positive", 2},
 		{[]string{"--demo", "--web.read-header-timeout=-1s"}, "--web.read-header-timeout must be positive", 2},
 		{[]string{"--demo", "--web.max-requests=-1"}, "--web.max-requests must not be negative", 2},
+		// Explicit paths that do not exist are refused naming the flag
+		// (they used to read as "nothing to collect").
+		{[]string{"--path.procfs=/nonexistent/proc"}, "--path.procfs: stat /nonexistent/proc", 2},
+		{[]string{"--collector.vma.stats-dir=/nonexistent/vma"}, "--collector.vma.stats-dir: stat /nonexistent/vma", 2},
+		{[]string{"--collector.kmsg.path=/nonexistent/kmsg"}, "--collector.kmsg.path: stat /nonexistent/kmsg", 2},
+		{[]string{"--collector.kmsg.path=/dev/zero/.."}, "--collector.kmsg.path", 2},
+		{[]string{"--collector.applog.files=/nonexistent/log/*.log"}, `--collector.applog.files "/nonexistent/log/*.log": stat /nonexistent/log`, 2},
+		// Unusable files fail at once with a clear error (a rules file
+		// of /dev/zero used to be read until memory ran out).
+		{[]string{"--collector.kmsg.rules-file=/dev/zero"}, "--collector.kmsg.rules-file: reading rules file: open /dev/zero: not a regular file (character device)", 1},
+		{[]string{"--collector.ethtool.netns=/proc/self/stat"}, "not a namespace file", 1},
 	}
 	for _, tt := range tests {
 		// A bound, so that an exporter that starts instead of refusing
