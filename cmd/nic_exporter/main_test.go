@@ -96,8 +96,15 @@ func startCmd(t *testing.T, e *exporter, args ...string) *exec.Cmd {
 	}
 	go func() { e.done <- cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-e.done
+		// SIGTERM first, so a demo host removes its directory; kill
+		// only an exporter that does not stop.
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-e.done:
+		case <-time.After(3 * time.Second):
+			_ = cmd.Process.Kill()
+			<-e.done
+		}
 		if t.Failed() {
 			t.Logf("exporter log:\n%s", e.stderr.String())
 		}
@@ -450,8 +457,16 @@ func TestBasicAuthFromWebConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		// SIGTERM, so the demo host removes its directory.
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(3 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
 	}()
 	get := func(user, pass string) int {
 		req, _ := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
