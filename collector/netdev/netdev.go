@@ -163,7 +163,7 @@ type pciLink struct {
 // Update implements collector.Collector.
 func (n *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	root := filepath.Join(n.cfg.SysfsPath, "class", "net")
-	entries, err := sysfs.ReadDir(root) // a FIFO in its place fails at once
+	entries, err := os.ReadDir(root)
 	if err != nil {
 		return fmt.Errorf("listing network interfaces: %w", err)
 	}
