@@ -12,7 +12,8 @@ import (
 // that Open does not block and opens only regular files and directories:
 // a named pipe, socket or device under dir fails with
 // safefile.ErrNotRegular. Stat, ReadDir, ReadLink and Lstat are those of
-// os.DirFS; none of them opens the file.
+// os.DirFS: only ReadDir opens anything, with O_DIRECTORY, so it cannot
+// block on a FIFO either.
 func DirFS(dir string) fs.FS {
 	return dirFS{root: dir, base: os.DirFS(dir)}
 }
