@@ -12,7 +12,7 @@ LDFLAGS   := -s -w \
 # dependencies stay out of the exporter's module graph.
 STATICCHECK := $(GO) tool -modfile=$(CURDIR)/tools/go.mod staticcheck
 
-.PHONY: all build test unit race cross-build lint fmt-check vet staticcheck tidy-check bench bench-compare demo
+.PHONY: all build test unit soak race cross-build lint fmt-check vet staticcheck tidy-check bench bench-compare demo
 
 all: lint build test
 
@@ -33,6 +33,12 @@ test: lint unit race cross-build
 unit:
 	$(GO) test -count=1 ./...
 	cd deploy && $(GO) test -count=1 ./...
+
+# soak runs alone the demo soak test that unit runs too: the built
+# binary's demo with every fault for about a minute, failing if a counter
+# ever decreases between scrapes.
+soak:
+	$(GO) test -count=1 -run '^TestDemoSoak$$' -v ./cmd/nic_exporter
 
 # race runs the concurrent core (runner, cache, scrape handler) and the
 # collectors under the race detector. The kernel tests (Soft-RoCE, kmsg)

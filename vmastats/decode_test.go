@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/nic-exporter/nic_exporter/vmastats"
 	"github.com/nic-exporter/nic_exporter/vmastats/vmastatstest"
@@ -171,5 +173,28 @@ func BenchmarkParse(b *testing.B) {
 		if _, err := vmastats.Parse(data); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestDiscoverFIFODir gives Discover a FIFO with no writer in place of a
+// statistics directory: the listing fails at once instead of blocking
+// (as it did with os.ReadDir, which also opens with O_DIRECTORY).
+func TestDiscoverFIFODir(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "stats")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := vmastats.Discover([]string{fifo})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, syscall.ENOTDIR) {
+			t.Errorf("Discover(FIFO) = %v, want ENOTDIR", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Discover blocked on the FIFO")
 	}
 }

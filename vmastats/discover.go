@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // FilePrefix is the name prefix of libvma statistics files.
@@ -25,14 +26,17 @@ type Candidate struct {
 }
 
 // Discover lists the vmastat.<pid> entries of dirs, sorted by directory
-// order and then pid. It only reads directory entries, never a file. A
-// directory that does not exist is skipped; if none exists the error is
-// ErrNoDir. An unreadable directory is an error.
+// order and then pid. It only reads the names in the directories: no
+// file is opened or stat'ed, so a directory filled with junk (the default
+// /tmp is world-writable) costs one getdents pass. A directory is opened
+// only if it is one (O_DIRECTORY, without blocking). A directory that does
+// not exist is skipped; if none exists the error is ErrNoDir. An
+// unreadable directory is an error.
 func Discover(dirs []string) ([]Candidate, error) {
 	var out []Candidate
 	found := 0
 	for _, dir := range dirs {
-		entries, err := os.ReadDir(dir)
+		names, err := readNames(dir)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -41,9 +45,9 @@ func Discover(dirs []string) ([]Candidate, error) {
 		}
 		found++
 		start := len(out)
-		for _, e := range entries {
-			if pid, ok := ParseName(e.Name()); ok {
-				out = append(out, Candidate{Path: filepath.Join(dir, e.Name()), PID: pid})
+		for _, name := range names {
+			if pid, ok := ParseName(name); ok {
+				out = append(out, Candidate{Path: filepath.Join(dir, name), PID: pid})
 			}
 		}
 		part := out[start:]
@@ -53,6 +57,17 @@ func Discover(dirs []string) ([]Candidate, error) {
 		return nil, fmt.Errorf("%w: %s", ErrNoDir, strings.Join(dirs, ", "))
 	}
 	return out, nil
+}
+
+// readNames returns the names in dir without a stat of any of them (as
+// os.ReadDir does on file systems that do not report the entry type).
+func readNames(dir string) ([]string, error) {
+	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
 }
 
 // ParseName returns the pid of a file name vmastat.<pid>. Only plain

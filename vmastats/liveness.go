@@ -54,3 +54,14 @@ type Liveness interface {
 	// file described by fi. Errors wrap ErrStale or ErrRefused.
 	Verify(pid int, fi FileInfo) (Process, error)
 }
+
+// PIDChecker is implemented by a Liveness that can tell cheaply, without
+// opening the statistics file, whether a pid names a process at all. The
+// vma collector asks it before opening a file, so files left behind by
+// exited processes (or planted in a world-writable directory under pids
+// that do not exist) cost no open and never delay the files of live
+// processes. Alive may answer true for a pid whose file Verify then
+// refuses; it must not answer false for a live process.
+type PIDChecker interface {
+	Alive(pid int) bool
+}

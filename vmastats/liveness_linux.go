@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"sync"
 	"time"
 
@@ -126,6 +127,14 @@ func (l *ProcLiveness) open() (procfs.FS, time.Time, error) {
 	// btime is whole seconds; rounding drops the jitter of reading two
 	// clocks one after the other.
 	return l.fs, wall.Add(-since).Add(l.offset).Round(time.Second), nil
+}
+
+// Alive implements PIDChecker: whether <root>/<pid> exists. An error other
+// than "does not exist" answers true, so Verify reports it.
+func (l *ProcLiveness) Alive(pid int) bool {
+	var st unix.Stat_t
+	err := unix.Stat(l.root+"/"+strconv.Itoa(pid), &st)
+	return !errors.Is(err, unix.ENOENT)
 }
 
 // Verify implements Liveness.

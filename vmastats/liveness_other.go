@@ -22,3 +22,7 @@ func (*ProcLiveness) Verify(int, FileInfo) (Process, error) {
 
 // errOS is ErrNotSupported naming the OS the program was built for.
 func errOS() error { return fmt.Errorf("%w (GOOS=%s)", ErrNotSupported, runtime.GOOS) }
+
+// Alive implements PIDChecker; it answers true, so Verify reports
+// ErrNotSupported.
+func (*ProcLiveness) Alive(int) bool { return true }

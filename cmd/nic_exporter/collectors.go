@@ -45,6 +45,7 @@ type collectorFlags struct {
 // extraFlags are the parsed flags particular to single collectors.
 type extraFlags struct {
 	vmaDirs      []string
+	vmaDirsSet   bool
 	vmaPerSocket bool
 
 	ethtoolStatInclude string
@@ -53,6 +54,7 @@ type extraFlags struct {
 	ethtoolNetns       string
 
 	kmsgPath      string
+	kmsgPathSet   bool
 	kmsgRulesFile string
 	kmsgReplay    bool
 
@@ -110,7 +112,7 @@ func collectorSpecs() []collectorSpec {
 			defaultInterval: "5s",
 			defaultTimeout:  "4s",
 			flags: func(app *kingpin.Application, x *extraFlags) {
-				app.Flag("collector.vma.stats-dir", "Directory holding libvma's vmastat.<pid> files (VMA_STATS_SHMEM_DIR); repeat for several.").Default("/tmp").StringsVar(&x.vmaDirs)
+				app.Flag("collector.vma.stats-dir", "Directory holding libvma's vmastat.<pid> files (VMA_STATS_SHMEM_DIR); repeat for several.").Default("/tmp").IsSetByUser(&x.vmaDirsSet).StringsVar(&x.vmaDirs)
 				app.Flag("collector.vma.per-socket", "Also export per-socket VMA series (labels fd, protocol, local, remote); sockets churn, so this is off by default.").BoolVar(&x.vmaPerSocket)
 			},
 			build: buildVMA,
@@ -134,7 +136,7 @@ func collectorSpecs() []collectorSpec {
 			defaultInterval: "5s",
 			defaultTimeout:  "4s",
 			flags: func(app *kingpin.Application, x *extraFlags) {
-				app.Flag("collector.kmsg.path", "The kernel log device.").Default("/dev/kmsg").StringVar(&x.kmsgPath)
+				app.Flag("collector.kmsg.path", "The kernel log device; must be a character device when given.").Default("/dev/kmsg").IsSetByUser(&x.kmsgPathSet).StringVar(&x.kmsgPath)
 				app.Flag("collector.kmsg.rules-file", "YAML file of extra kernel log rules, tried before the built-in ones (see docs/metrics.md).").StringVar(&x.kmsgRulesFile)
 				app.Flag("collector.kmsg.replay", "Count the records still in the kernel log buffer at start (boot-time errors, errors before a restart); --no-collector.kmsg.replay counts only new records.").Default("true").BoolVar(&x.kmsgReplay)
 			},

@@ -66,6 +66,7 @@ type options struct {
 	idleTimeout    time.Duration
 	sysfs          string
 	procfs         string
+	procfsSet      bool
 	logLevel       string
 	logFormat      string
 	demo           bool
@@ -91,7 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	app.Flag("web.write-timeout", "How long one answer may take to write; a scrape whose client reads slower loses the connection and frees its slot of --web.max-requests.").Default("1m").DurationVar(&o.writeTimeout)
 	app.Flag("web.idle-timeout", "How long an idle keep-alive connection stays open between requests.").Default("2m").DurationVar(&o.idleTimeout)
 	app.Flag("path.sysfs", "sysfs mount point.").Default("/sys").StringVar(&o.sysfs)
-	app.Flag("path.procfs", "procfs mount point.").Default("/proc").StringVar(&o.procfs)
+	app.Flag("path.procfs", "procfs mount point.").Default("/proc").IsSetByUser(&o.procfsSet).StringVar(&o.procfs)
 	app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").EnumVar(&o.logLevel, logging.Levels()...)
 	app.Flag("log.format", "Output format of log messages: logfmt or json (console is an alias of logfmt).").Default("logfmt").EnumVar(&o.logFormat, logging.Formats()...)
 	app.Flag("log.source-error-interval", "How often a repeated source error of the same file or object is logged again.").Default("10m").DurationVar(&o.errLogInterval)
@@ -152,6 +153,11 @@ func (o *options) check() error {
 	}
 	if (o.demoFaults != "" || o.demoElapsed != 0) && !o.demo {
 		return errors.New("--demo.faults and --demo.elapsed need --demo")
+	}
+	if !o.demo {
+		if err := o.checkPaths(); err != nil {
+			return err
+		}
 	}
 	return checkTelemetryPath(o.metricsPath)
 }

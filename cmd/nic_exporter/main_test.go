@@ -96,8 +96,15 @@ func startCmd(t *testing.T, e *exporter, args ...string) *exec.Cmd {
 	}
 	go func() { e.done <- cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-e.done
+		// SIGTERM first, so a demo host removes its directory; kill
+		// only an exporter that does not stop.
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-e.done:
+		case <-time.After(3 * time.Second):
+			_ = cmd.Process.Kill()
+			<-e.done
+		}
 		if t.Failed() {
 			t.Logf("exporter log:\n%s", e.stderr.String())
 		}
@@ -329,6 +336,17 @@ func TestStartupErrors(t *testing.T) {
 		{[]string{"--demo", "--web.idle-timeout=0s"}, "--web.idle-timeout must be positive", 2},
 		{[]string{"--demo", "--web.read-header-timeout=-1s"}, "--web.read-header-timeout must be positive", 2},
 		{[]string{"--demo", "--web.max-requests=-1"}, "--web.max-requests must not be negative", 2},
+		// Explicit paths that do not exist are refused naming the flag
+		// (they used to read as "nothing to collect").
+		{[]string{"--path.procfs=/nonexistent/proc"}, "--path.procfs: stat /nonexistent/proc", 2},
+		{[]string{"--collector.vma.stats-dir=/nonexistent/vma"}, "--collector.vma.stats-dir: stat /nonexistent/vma", 2},
+		{[]string{"--collector.kmsg.path=/nonexistent/kmsg"}, "--collector.kmsg.path: stat /nonexistent/kmsg", 2},
+		{[]string{"--collector.kmsg.path=/dev/zero/.."}, "--collector.kmsg.path", 2},
+		{[]string{"--collector.applog.files=/nonexistent/log/*.log"}, `--collector.applog.files "/nonexistent/log/*.log": stat /nonexistent/log`, 2},
+		// Unusable files fail at once with a clear error (a rules file
+		// of /dev/zero used to be read until memory ran out).
+		{[]string{"--collector.kmsg.rules-file=/dev/zero"}, "--collector.kmsg.rules-file: reading rules file: open /dev/zero: not a regular file (character device)", 1},
+		{[]string{"--collector.ethtool.netns=/proc/self/stat"}, "not a namespace file", 1},
 	}
 	for _, tt := range tests {
 		// A bound, so that an exporter that starts instead of refusing
@@ -439,8 +457,16 @@ func TestBasicAuthFromWebConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		// SIGTERM, so the demo host removes its directory.
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(3 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
 	}()
 	get := func(user, pass string) int {
 		req, _ := http.NewRequest("GET", "http://"+addr+"/metrics", nil)

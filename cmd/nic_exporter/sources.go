@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/nic-exporter/nic_exporter/collector/devlinkhealth"
@@ -60,6 +61,9 @@ func hostSources(o *options) *Sources {
 		VMADirs:   x.vmaDirs,
 		Ethtool: func() (ethtool.Source, error) {
 			s, err := ethtoolioctl.New(x.ethtoolNetns)
+			if err != nil && x.ethtoolNetns != "" {
+				return nil, fmt.Errorf("--collector.ethtool.netns: %w", err)
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -60,7 +59,8 @@ type Collector struct {
 func New(cfg Config, log *zap.Logger) *Collector {
 	fsys := cfg.FS
 	if fsys == nil {
-		fsys = os.DirFS(cfg.SysfsPath)
+		// Not os.DirFS: its Open blocks on a FIFO planted in sysfs's place.
+		fsys = sysfs.DirFS(cfg.SysfsPath)
 	}
 	return &Collector{cfg: cfg, fsys: fsys, log: log, unsupported: sysfs.NewUnsupportedSet()}
 }
@@ -497,7 +497,23 @@ func emitIBDevice(p *collector.Poll, d *ibDevice) {
 			p.Add(v.counter.desc, v.v, d.name, pt.num)
 		}
 	}
+	// Device-level hw_counters are exported with port="0". A device that
+	// also has a port 0 (a switch's management port) exports that port's
+	// hw_counters with the same labels: the port's value wins, so no
+	// series is exported twice.
+	var port0 map[string]bool
+	for _, pt := range d.ports {
+		if pt.num == "0" {
+			port0 = make(map[string]bool, len(pt.hw))
+			for _, v := range pt.hw {
+				port0[v.counter.file] = true
+			}
+		}
+	}
 	for _, v := range d.hw {
+		if port0[v.counter.file] {
+			continue
+		}
 		p.Add(v.counter.desc, v.v, d.name, "0")
 	}
 }

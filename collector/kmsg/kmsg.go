@@ -23,6 +23,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
+	"github.com/nic-exporter/nic_exporter/internal/safefile"
 )
 
 // Device is the kernel log as /dev/kmsg presents it. The demo host
@@ -50,8 +51,10 @@ type Opener func() (Device, error)
 func OpenDevKmsg(path string) Opener {
 	return func() (Device, error) {
 		// The Go runtime polls character devices that support poll(2),
-		// so Close unblocks a pending Read.
-		f, err := os.OpenFile(path, os.O_RDONLY, 0)
+		// so Close unblocks a pending Read. Only a character device is
+		// read, and the open does not block: a FIFO or a regular file at
+		// path is refused at once.
+		f, err := safefile.OpenCharDevice(path)
 		if err != nil {
 			return nil, err
 		}

@@ -259,6 +259,21 @@ func (n *Collector) read(dir, name string, p *collector.Poll) (*netIface, string
 		}
 		return sysfs.Optional{V: v, OK: true}
 	}
+	// counter reads a counter: one unsigned integer parse for every
+	// counter source, so NaN, Inf, exponents and negative values are a
+	// source error and never a _total sample.
+	counter := func(rel string, optionalFile bool) sysfs.Optional {
+		s, ok := get(rel, optionalFile)
+		if !ok {
+			return sysfs.Optional{}
+		}
+		v, err := sysfs.ParseCounter(s)
+		if err != nil {
+			p.SourceError(filepath.Join(dir, rel), err)
+			return sysfs.Optional{}
+		}
+		return sysfs.Optional{V: float64(v), OK: true}
+	}
 
 	ifc.address, _ = get("address", true)
 	ifc.operState, _ = get("operstate", false)
@@ -275,10 +290,10 @@ func (n *Collector) read(dir, name string, p *collector.Poll) (*netIface, string
 			}
 		}
 	}
-	ifc.changes = num("carrier_changes", true)
+	ifc.changes = counter("carrier_changes", true)
 	ifc.mtu = num("mtu", false)
 	for i, st := range netStats {
-		ifc.stats[i] = num(filepath.Join("statistics", st.file), true)
+		ifc.stats[i] = counter(filepath.Join("statistics", st.file), true)
 	}
 	if target, err := filepath.EvalSymlinks(filepath.Join(dir, "device")); err == nil {
 		if drv, err := os.Readlink(filepath.Join(target, "driver")); err == nil {

@@ -37,7 +37,18 @@ type Config struct {
 	// Settle is how long to wait after the first handshake with a new
 	// process before reading its file; default 20 ms.
 	Settle time.Duration
+	// MaxFiles is the most files opened per poll; default DefaultMaxFiles.
+	// The statistics directory is often world-writable (/tmp), so anyone
+	// can fill it with vmastat.<pid> files; files of pids that do not
+	// exist are counted stale without being opened, the files of
+	// processes exported at the last poll are opened first, and the rest
+	// take turns over the polls. Files left over are counted as skipped.
+	MaxFiles int
 }
+
+// DefaultMaxFiles is the default of Config.MaxFiles: far more accelerated
+// processes than a host runs, few enough that a poll stays short.
+const DefaultMaxFiles = 512
 
 // Collector exports the statistics that NVIDIA VMA (libvma) publishes per
 // accelerated process, as vma_stats shows them. It performs libvma's
@@ -50,6 +61,9 @@ type Collector struct {
 	mu    sync.Mutex
 	gen   uint64
 	procs map[string]*vmaProc // by file path
+	// turn rotates the files of processes not exported at the last poll,
+	// so that past MaxFiles each gets its turn.
+	turn int
 }
 
 // New returns a vma collector.
@@ -66,6 +80,9 @@ func New(cfg Config, log *zap.Logger) *Collector {
 	if cfg.Settle == 0 {
 		cfg.Settle = 20 * time.Millisecond
 	}
+	if cfg.MaxFiles <= 0 {
+		cfg.MaxFiles = DefaultMaxFiles
+	}
 	return &Collector{cfg: cfg, log: log, procs: make(map[string]*vmaProc)}
 }
 
@@ -81,9 +98,10 @@ const (
 	vmaUnsupported = "unsupported"
 	vmaRefused     = "refused"
 	vmaFailed      = "error"
+	vmaSkipped     = "skipped"
 )
 
-var vmaStates = []string{vmaLive, vmaStale, vmaUnsupported, vmaRefused, vmaFailed}
+var vmaStates = []string{vmaLive, vmaStale, vmaUnsupported, vmaRefused, vmaFailed, vmaSkipped}
 
 // wrapCounter follows one 32-bit counter of one source and accumulates
 // it into a 64-bit total that survives wraps at 2^32.
@@ -93,10 +111,15 @@ type wrapCounter struct {
 	init  bool
 }
 
-// observe accounts for a new reading: the counter advanced by the
-// modular difference, which is right through one wrap per poll. A 32-bit
-// counter that advances by 2^32 or more between two polls loses whole
-// multiples of 2^32; at 10 Gb/s a byte counter wraps every 3.4 s, so such
+// observe accounts for a new reading. An increase adds the difference. A
+// decrease is a wrap at 2^32 only when the last reading was in the upper
+// half of the 32-bit range and the new one is in the lower half; then the
+// counter advanced by the modular difference, which is right through one
+// wrap per poll. Any other decrease is a reset (the counter started again
+// from zero, as libvma's do when a socket's slot is reinitialised), so
+// the new reading is added whole: taking it for a wrap would add nearly
+// 2^32. A 32-bit counter that advances by 2^31 or more between two polls
+// is miscounted; at 10 Gb/s a byte counter wraps every 3.4 s, so such
 // applications need a short poll interval. Torn reads, the other source
 // of a lower reading, are kept out by vmastats.Load, which decodes only
 // two identical consecutive reads.
@@ -105,7 +128,14 @@ func (w *wrapCounter) observe(v uint32) {
 		w.last, w.total, w.init = v, uint64(v), true
 		return
 	}
-	w.total += uint64(v - w.last)
+	switch {
+	case v >= w.last:
+		w.total += uint64(v - w.last)
+	case w.last >= 1<<31 && v < 1<<31: // wrapped
+		w.total += uint64(v - w.last)
+	default: // reset
+		w.total += uint64(v)
+	}
 	w.last = v
 }
 
@@ -236,7 +266,19 @@ func (v *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	// writer), so one bad poll does not drop the totals of closed sockets.
 	keep := make(map[string]bool, len(cands))
 	exported := make(map[int]vmaExported, len(cands))
-	for _, c := range cands {
+	order, stale, known := v.schedule(cands)
+	counts[vmaStale] += stale
+	if len(order) > v.cfg.MaxFiles {
+		for _, c := range order[v.cfg.MaxFiles:] {
+			if v.procs[c.Path] != nil {
+				keep[c.Path] = true // not read this poll; its totals stay
+			}
+		}
+		counts[vmaSkipped] = len(order) - v.cfg.MaxFiles
+		v.turn += v.cfg.MaxFiles - min(known, v.cfg.MaxFiles)
+		order = order[:v.cfg.MaxFiles]
+	}
+	for _, c := range order {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -303,9 +345,44 @@ func (v *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	return nil
 }
 
+// schedule orders the candidates of one poll for opening. Candidates whose
+// pid names no process (when the Liveness can tell, see
+// vmastats.PIDChecker) are left out and counted in stale: they are never
+// opened. The files exported at the last poll come first (known of
+// them), then the others, rotated by v.turn.
+func (v *Collector) schedule(cands []vmastats.Candidate) (order []vmastats.Candidate, stale, known int) {
+	checker, _ := v.cfg.Liveness.(vmastats.PIDChecker)
+	alive := make(map[int]bool)
+	var fresh []vmastats.Candidate
+	for _, c := range cands {
+		if checker != nil {
+			a, ok := alive[c.PID]
+			if !ok {
+				a = checker.Alive(c.PID)
+				alive[c.PID] = a
+			}
+			if !a {
+				stale++
+				continue
+			}
+		}
+		if v.procs[c.Path] != nil {
+			order = append(order, c)
+		} else {
+			fresh = append(fresh, c)
+		}
+	}
+	known = len(order)
+	if len(fresh) > 0 {
+		k := v.turn % len(fresh)
+		order = append(append(order, fresh[k:]...), fresh[:k]...)
+	}
+	return order, stale, known
+}
+
 var (
 	vmaFiles = exposition.MustNewDesc("nic_vma_files",
-		"libvma statistics files found, by state: live (read), stale (process gone or pid reused; ignored, never deleted), unsupported (unknown version or size), refused (symbolic link, not a regular file, wrong owner, not mapped by the process), error (could not be read).",
+		"libvma statistics files found, by state: live (read), stale (process gone or pid reused; ignored, never deleted), unsupported (unknown version or size), refused (symbolic link, not a regular file, wrong owner, not mapped by the process), error (could not be read), skipped (not opened this poll: over the limit of files opened per poll).",
 		exposition.Gauge, "state")
 	vmaInfo = exposition.MustNewDesc("nic_vma_process_info",
 		"A process accelerated by libvma, value 1: its libvma version and statistics layout.", exposition.Gauge, "pid", "comm", "version", "layout")

@@ -393,7 +393,12 @@ func TestWrapCounter(t *testing.T) {
 		{"steady", []uint32{5, 10, 20}, 20},
 		{"wrap", []uint32{math.MaxUint32 - 10, 5}, math.MaxUint32 - 10 + 16},
 		{"two wraps", []uint32{1 << 31, math.MaxUint32, 1 << 30, 1<<31 + 5, 3}, 1<<32 + 1<<32 + 3},
-		{"advance just under 2^32", []uint32{1000, 999}, 1000 + math.MaxUint32},
+		// A decrease is a wrap only from the upper half of the range into
+		// the lower half; any other decrease is a reset, counted from zero
+		// (it used to be taken for a wrap and add 2^32).
+		{"reset, not a wrap", []uint32{3000, 100}, 3000 + 100},
+		{"reset within the upper half", []uint32{1<<31 + 100, 1<<31 + 50}, 1<<31 + 100 + 1<<31 + 50},
+		{"reset within the lower half, then counting", []uint32{1 << 30, 0, 7}, 1<<30 + 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var w wrapCounter

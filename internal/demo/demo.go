@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -31,6 +32,10 @@ type Config struct {
 	Elapsed time.Duration
 	// UpdateInterval is how often the files are rewritten; default 1 s.
 	UpdateInterval time.Duration
+	// Now is the wall clock the demo clock runs on; nil means time.Now.
+	// Tests step it and call Update to walk the demo through a fault
+	// schedule without waiting.
+	Now func() time.Time
 }
 
 // Fault is one scheduled fault.
@@ -121,6 +126,14 @@ type Host struct {
 	scratch string
 	start   time.Time
 	now     func() time.Time
+	// at is the wall-clock time of the current update, in nanoseconds
+	// since the epoch. The demo clock counts to it, so every value one
+	// update writes derives from one reading of the clock: two readings
+	// (the time and how long a fault has been active) would differ by
+	// the time between them, and counters computed as their difference
+	// would step back. Atomic, as the fake devices answer the collectors
+	// while Run updates.
+	at      atomic.Int64
 	ethtool *demoEthtool // the ethtool part's fake source, made by its first update
 
 	klog       *kernelLog     // the fake /dev/kmsg (kmsg.go)
@@ -144,7 +157,11 @@ func New(cfg Config, log *zap.Logger) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the demo host directory: %w", err)
 	}
-	h := &Host{cfg: cfg, log: log, faults: faults, dir: dir, scratch: filepath.Join(dir, "scratch"), now: time.Now, klog: newKernelLog()}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	h := &Host{cfg: cfg, log: log, faults: faults, dir: dir, scratch: filepath.Join(dir, "scratch"), now: now, klog: newKernelLog()}
 	if err := os.Mkdir(h.scratch, 0o755); err != nil {
 		h.Close()
 		return nil, err
@@ -163,7 +180,8 @@ func New(cfg Config, log *zap.Logger) (*Host, error) {
 		}
 	}
 	h.start = h.now()
-	if err := h.update(); err != nil {
+	h.at.Store(h.start.UnixNano())
+	if err := h.Update(); err != nil {
 		h.Close()
 		return nil, err
 	}
@@ -173,13 +191,13 @@ func New(cfg Config, log *zap.Logger) (*Host, error) {
 // SysfsPath returns the root of the demo host's sysfs.
 func (h *Host) SysfsPath() string { return filepath.Join(h.dir, "sys") }
 
-// Elapsed returns the demo clock: the time since the start, or the frozen
-// time from Config.Elapsed.
+// Elapsed returns the demo clock: the time from the start to the last
+// Update, or the frozen time from Config.Elapsed.
 func (h *Host) Elapsed() time.Duration {
 	if h.cfg.Elapsed > 0 {
 		return h.cfg.Elapsed
 	}
-	return h.now().Sub(h.start)
+	return time.Unix(0, h.at.Load()).Sub(h.start)
 }
 
 // frozenEpoch is the wall-clock start of a demo host whose clock is
@@ -204,6 +222,39 @@ func (h *Host) Active(name string) bool {
 		}
 	}
 	return false
+}
+
+// Spans returns, for each time the named fault has started, for how long
+// it has been (or was) in effect, in the order of the schedule.
+func (h *Host) Spans(name string) []time.Duration {
+	t := h.Elapsed()
+	var out []time.Duration
+	for _, f := range h.faults {
+		if f.Name != name || t < f.Start {
+			continue
+		}
+		end := t
+		if f.End != 0 && f.End < t {
+			end = f.End
+		}
+		out = append(out, end-f.Start)
+	}
+	return out
+}
+
+// Started returns how many times the named fault has started.
+func (h *Host) Started(name string) int { return len(h.Spans(name)) }
+
+// Current returns for how long the named fault has been in effect, if it
+// is in effect now.
+func (h *Host) Current(name string) (time.Duration, bool) {
+	t := h.Elapsed()
+	for _, f := range h.faults {
+		if f.Name == name && t >= f.Start && (f.End == 0 || t < f.End) {
+			return t - f.Start, true
+		}
+	}
+	return 0, false
 }
 
 // ActiveFor returns for how long the named fault has been in effect.
@@ -232,7 +283,7 @@ func (h *Host) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := h.update(); err != nil {
+			if err := h.Update(); err != nil {
 				h.log.Warn("updating the demo host failed", zap.Error(err))
 			}
 		}
@@ -242,7 +293,10 @@ func (h *Host) Run(ctx context.Context) {
 // Close removes the host's directory.
 func (h *Host) Close() error { return os.RemoveAll(h.dir) }
 
-func (h *Host) update() error {
+// Update rewrites the host's files and fake devices for the demo clock
+// now. Run calls it every UpdateInterval.
+func (h *Host) Update() error {
+	h.at.Store(h.now().UnixNano())
 	for _, p := range parts() {
 		if err := p.update(h); err != nil {
 			return err

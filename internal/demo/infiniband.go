@@ -54,35 +54,36 @@ const (
 func (h *Host) updateInfiniBand() error {
 	t := h.Elapsed() + 24*time.Hour
 
-	// Link state of the InfiniBand port.
+	// Link state of the InfiniBand port, from the phase of the outage in
+	// effect. Every outage stops the traffic until the port is ACTIVE
+	// again, counts in link_downed and, once it reached
+	// LinkErrorRecovery, in link_error_recovery; every one adds a down
+	// and, once over, an up carrier change of the IPoIB interface.
 	state, phys := "4: ACTIVE", "5: LinkUp"
-	down := h.ActiveFor("ib_link_down")
-	if h.Active("ib_link_down") {
+	if cur, ok := h.Current("ib_link_down"); ok {
 		switch {
-		case down < ibPollingFor:
+		case cur < ibPollingFor:
 			state, phys = "1: DOWN", "2: Polling"
-		case down < ibRecoveryEnd:
+		case cur < ibRecoveryEnd:
 			state, phys = "1: DOWN", "6: LinkErrorRecovery"
-		case down < ibInitEnd:
+		case cur < ibInitEnd:
 			state = "2: INIT"
 		}
 	}
-	// Traffic stops while the port is not ACTIVE.
-	outage := min(down, ibInitEnd)
-	busy := t - outage
+	var outage time.Duration
 	linkDowns, recoveries := 0.0, 0.0
-	if down > 0 {
-		linkDowns = 1
+	for _, d := range h.Spans("ib_link_down") {
+		outage += min(d, ibInitEnd)
+		linkDowns++
+		if d >= ibPollingFor {
+			recoveries++
+		}
 	}
-	if down >= ibPollingFor {
-		recoveries = 1
-	}
-	carrier, oper, changes := "1", "up", 2
+	busy := t - outage
+	carrier, oper, changes := "1", "up", 2+2*int(linkDowns)
 	if state != "4: ACTIVE" {
 		carrier, oper = "0", "down"
-		changes++
-	} else if down > 0 {
-		changes += 2
+		changes--
 	}
 	for file, v := range map[string]string{
 		ibPort0 + "/state": state, ibPort0 + "/phys_state": phys,

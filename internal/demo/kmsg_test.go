@@ -26,7 +26,7 @@ func newFrozenHost(t *testing.T, elapsed time.Duration, faults ...Fault) *Host {
 	}
 	t.Cleanup(func() { h.Close() })
 	h.faults = faults
-	if err := h.update(); err != nil {
+	if err := h.Update(); err != nil {
 		t.Fatal(err)
 	}
 	return h

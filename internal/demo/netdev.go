@@ -70,10 +70,13 @@ func (h *Host) updateNetdev() error {
 	}
 	// Each 10 s of flapping adds a down and an up transition.
 	changes := 2 + 2*int(h.ActiveFor("link_flap")/(10*time.Second))
+	// Each link_down adds a down transition when it starts and an up
+	// transition when it ends: carrier_changes never goes back.
 	carrier, oper := "1", "up"
+	changes += 2 * h.Started("link_down")
 	if h.Active("link_down") {
 		carrier, oper = "0", "down"
-		changes++
+		changes--
 	}
 	for file, v := range map[string]string{
 		"carrier": carrier, "operstate": oper, "carrier_changes": fmt.Sprint(changes),

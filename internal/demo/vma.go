@@ -142,5 +142,29 @@ func (h *Host) updateVMA() error {
 	if err != nil {
 		return err
 	}
-	return h.write(vmaDemoDir+"/"+vmastats.FilePrefix+strconv.Itoa(vmaDemoPID), string(b))
+	return writeVMAInPlace(filepath.Join(h.VMADir(), vmastats.FilePrefix+strconv.Itoa(vmaDemoPID)), b)
+}
+
+// writeVMAInPlace rewrites the statistics file in place, as libvma does,
+// all but its reader counter: the collector increments that counter at
+// every poll and takes a lower value for a libvma that started over, so
+// replacing the file (or writing the counter back) between two polls
+// would reset the process's totals.
+func writeVMAInPlace(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err == nil && st.Size() == int64(len(b)) {
+		_, err = f.WriteAt(b[vmastats.OffsetVerInfo:], vmastats.OffsetVerInfo)
+	} else if err == nil {
+		if err = f.Truncate(0); err == nil {
+			_, err = f.WriteAt(b, 0)
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -104,11 +104,20 @@ func inNetns(path string, f func() error) error {
 	if path == "" {
 		return f()
 	}
-	target, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	// O_NONBLOCK: a FIFO given as the namespace opens at once and is then
+	// refused, instead of holding the startup in open(2).
+	target, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return fmt.Errorf("opening network namespace %s: %w", path, err)
 	}
 	defer unix.Close(target)
+	var fsst unix.Statfs_t
+	if err := unix.Fstatfs(target, &fsst); err != nil {
+		return fmt.Errorf("network namespace %s: %w", path, err)
+	}
+	if fsst.Type != unix.NSFS_MAGIC {
+		return fmt.Errorf("network namespace %s: %w", path, ErrNotNamespace)
+	}
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()

@@ -9,12 +9,13 @@ package logrules
 import (
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"regexp/syntax"
 	"strings"
 
 	"go.yaml.in/yaml/v2"
+
+	"github.com/nic-exporter/nic_exporter/internal/safefile"
 )
 
 // Severity levels a rule may carry, most severe first.
@@ -360,13 +361,20 @@ func ParseFile(data []byte) ([]Rule, error) {
 	return f.Rules, nil
 }
 
+// MaxFileSize is the largest rules file Load reads, 1 MiB: far more than
+// any rule set, small enough that a wrong path (/dev/zero, a log file)
+// fails at once.
+const MaxFileSize = 1 << 20
+
 // Load returns an Engine for the rules of the YAML file at path (tried
-// first) followed by builtin. An empty path means builtin only. Any error
-// names the file and the rule.
+// first) followed by builtin. An empty path means builtin only. The file
+// must be a regular file of at most MaxFileSize bytes; it is opened
+// without blocking, so a FIFO fails at once. Any error names the file and
+// the rule.
 func Load(path string, builtin []Rule) (*Engine, error) {
 	rules := builtin
 	if path != "" {
-		data, err := os.ReadFile(path)
+		data, err := safefile.ReadRegular(path, MaxFileSize)
 		if err != nil {
 			return nil, fmt.Errorf("reading rules file: %w", err)
 		}

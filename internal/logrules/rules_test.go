@@ -1,11 +1,16 @@
 package logrules
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/nic-exporter/nic_exporter/internal/safefile"
 )
 
 // kernelLines are kernel log messages as the drivers print them (the
@@ -412,6 +417,46 @@ func TestRulesDocumented(t *testing.T) {
 		row := fmt.Sprintf("| %s | %s | %s |", r.Event, r.Driver, r.Severity)
 		if !strings.Contains(string(doc), row) {
 			t.Errorf("docs/metrics.md lacks the row %q", row)
+		}
+	}
+}
+
+// TestLoadHostileFiles gives Load paths that are not rules files: a FIFO
+// with no writer (used to hold the startup in open(2)), /dev/zero (used
+// to be read until memory ran out), a directory and a file over
+// MaxFileSize. Each must fail at once with an error naming the file.
+func TestLoadHostileFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.yml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.yml")
+	if err := os.WriteFile(big, []byte("rules: []\n"+strings.Repeat("#", MaxFileSize)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path    string
+		wantErr error
+	}{
+		{fifo, safefile.ErrNotRegular},
+		{"/dev/zero", safefile.ErrNotRegular},
+		{dir, safefile.ErrNotRegular},
+		{big, safefile.ErrTooLarge},
+	}
+	for _, tt := range tests {
+		done := make(chan error, 1)
+		go func() {
+			_, err := Load(tt.path, KernelRules())
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.path) {
+				t.Errorf("Load(%s) = %v, want an error naming the file that wraps %v", tt.path, err, tt.wantErr)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("Load(%s) did not return", tt.path)
 		}
 	}
 }

@@ -9,20 +9,32 @@ import (
 	"os"
 	"strings"
 	"syscall"
+
+	"github.com/nic-exporter/nic_exporter/internal/safefile"
 )
 
 // ReadAttr reads a small sysfs attribute and returns it without
 // surrounding white space. sysfs attributes are at most one page long. It
 // uses the system calls directly with a buffer on the stack: a poll reads
 // thousands of attributes, and os.Open plus a heap buffer per file
-// dominated the poll's allocations. Errors are *os.PathError values that
-// wrap the errno.
+// dominated the poll's allocations. The open does not block and only a
+// regular file is read (see package safefile): a named pipe planted in
+// place of an attribute fails with safefile.ErrNotRegular instead of
+// holding the poll. Errors are *os.PathError values that wrap the errno or
+// safefile.ErrNotRegular.
 func ReadAttr(path string) (string, error) {
 	fd, err := openRetry(path)
 	if err != nil {
 		return "", &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return "", &os.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if uint32(st.Mode)&syscall.S_IFMT != syscall.S_IFREG {
+		return "", &os.PathError{Op: "open", Path: path, Err: safefile.ErrNotRegular}
+	}
 	var buf [4096]byte
 	n := 0
 	for n < len(buf) {
@@ -43,7 +55,7 @@ func ReadAttr(path string) (string, error) {
 
 func openRetry(path string) (int, error) {
 	for {
-		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 		if err != syscall.EINTR {
 			return fd, err
 		}
@@ -54,7 +66,8 @@ func openRetry(path string) (int, error) {
 // it without surrounding white space. It is ReadAttr for collectors that
 // read through an fs.FS, so tests can count opens and inject read errors.
 // sysfs attributes are at most one page; buf should be that large and may
-// be reused for every read of a poll.
+// be reused for every read of a poll. With an fs.FS from DirFS the open
+// does not block and only regular files are read.
 func ReadFSAttr(fsys fs.FS, name string, buf []byte) (string, error) {
 	f, err := fsys.Open(name)
 	if err != nil {

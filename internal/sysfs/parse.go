@@ -22,6 +22,22 @@ func ParseUint(s string) (uint64, error) {
 	return v, nil
 }
 
+// ParseCounter parses a counter as the kernel prints it: a decimal
+// unsigned integer of at most 64 bits, with nothing else. It is the one
+// parse of every counter the sysfs collectors export, so NaN, Inf,
+// exponents, signs, fractions and garbage are an ErrParse error for that
+// series and never a sample.
+func ParseCounter(s string) (uint64, error) {
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		return 0, fmt.Errorf("%w: %q is not a counter", ErrParse, s)
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %q is not a counter", ErrParse, s)
+	}
+	return v, nil
+}
+
 // ParseInt parses a decimal signed value.
 func ParseInt(s string) (int64, error) {
 	v, err := strconv.ParseInt(s, 10, 64)

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"go.uber.org/zap"
+
+	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/internal/demo"
+)
+
+// counterWatch remembers the last value of every counter series and
+// reports decreases.
+type counterWatch struct {
+	last map[string]float64
+	seen int
+}
+
+// observe parses one scrape and returns a line for each counter series
+// that is lower than in the previous scrape.
+func (w *counterWatch) observe(text string) ([]string, error) {
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for name, mf := range fams {
+		if mf.GetType() != dto.MetricType_COUNTER {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			key := seriesKey(name, m)
+			v := m.GetCounter().GetValue()
+			if prev, ok := w.last[key]; ok && v < prev {
+				out = append(out, fmt.Sprintf("%s went from %v to %v", key, prev, v))
+			}
+			if _, ok := w.last[key]; !ok {
+				w.seen++
+			}
+			w.last[key] = v
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func seriesKey(name string, m *dto.Metric) string {
+	var b strings.Builder
+	b.WriteString(name)
+	b.WriteByte('{')
+	for i, l := range m.GetLabel() {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%s=%q", l.GetName(), l.GetValue())
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// staggered schedules every demo fault once, staggered so that each
+// starts, runs for long and ends while the others are in other phases.
+// short schedules every fault twice: for a few seconds, then from a
+// minute later until the end. Both return the schedule and when the last
+// fault has ended or run for over two minutes.
+func staggered() (string, time.Duration) {
+	var s []string
+	for i, f := range demo.Faults() {
+		start := 10*time.Second + time.Duration(i)*15*time.Second
+		s = append(s, fmt.Sprintf("%s@%s-%s", f, start, start+100*time.Second))
+	}
+	return strings.Join(s, ","), 10*time.Second + time.Duration(len(demo.Faults()))*15*time.Second + 130*time.Second
+}
+
+func short() (string, time.Duration) {
+	var s []string
+	for i, f := range demo.Faults() {
+		start := 5*time.Second + time.Duration(i)*7*time.Second
+		s = append(s, fmt.Sprintf("%s@%s-%s,%s@%s", f, start, start+12*time.Second, f, start+time.Minute))
+	}
+	return strings.Join(s, ","), 5*time.Second + time.Duration(len(demo.Faults()))*7*time.Second + 3*time.Minute
+}
+
+// TestDemoCountersMonotonic walks the demo host through fault schedules
+// that cover every fault's start, phases and end, on a clock stepped 5 s
+// at a time, polls every collector at each step, and fails for each
+// counter series that decreases.
+func TestDemoCountersMonotonic(t *testing.T) {
+	for name, schedule := range map[string]func() (string, time.Duration){"staggered": staggered, "short and repeated": short} {
+		t.Run(name, func(t *testing.T) {
+			faults, end := schedule()
+			checkMonotonic(t, faults, end)
+		})
+	}
+}
+
+func checkMonotonic(t *testing.T, faults string, end time.Duration) {
+	o, err := parseFlags([]string{"--demo", "--demo.faults=" + faults}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The clock jumps from step to step and in between, as a real one,
+	// moves by a varying part of a millisecond at every reading, so values
+	// the demo derives from two readings in one update must agree.
+	start := time.Date(2026, 1, 5, 7, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	now := start
+	jitter := rand.New(rand.NewPCG(1, 2))
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(time.Duration(1 + jitter.IntN(1e6)))
+		return now
+	}
+	host, err := demo.New(demo.Config{Faults: faults, Now: clock}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	src := demoSources(host, o)
+	var cs []collector.Collector
+	for _, cf := range o.collectors {
+		if !cf.enabled {
+			continue
+		}
+		c, err := cf.build(&o.extra, src, zap.NewNop())
+		if err != nil {
+			t.Fatalf("collector %s: %v", cf.spec.name, err)
+		}
+		cs = append(cs, c)
+	}
+	w := &counterWatch{last: make(map[string]float64)}
+	errs := collector.NewSourceErrors(zap.NewNop(), time.Hour)
+	for elapsed := time.Duration(0); elapsed <= end; elapsed += 5 * time.Second {
+		mu.Lock()
+		now = start.Add(elapsed)
+		mu.Unlock()
+		if err := host.Update(); err != nil {
+			t.Fatalf("at %s: %v", elapsed, err)
+		}
+		for _, c := range cs {
+			b := exposition.NewBuilder()
+			if err := c.Update(context.Background(), collector.NewPoll(b, errs)); err != nil {
+				t.Fatalf("at %s: collector %s: %v", elapsed, c.Name(), err)
+			}
+			dec, err := w.observe(b.Snapshot().String())
+			if err != nil {
+				t.Fatalf("at %s: collector %s: %v", elapsed, c.Name(), err)
+			}
+			for _, d := range dec {
+				t.Errorf("at %s: %s", elapsed, d)
+			}
+		}
+	}
+	if w.seen < 100 {
+		t.Errorf("only %d counter series checked", w.seen)
+	}
+	t.Logf("%d counter series checked over %s of faults %s", w.seen, end, faults)
+}
