@@ -59,13 +59,12 @@ func decodeSFF8636(m *Memory) (*Module, error) {
 		SerialNumber:   ascii(p0.bytes(qsfpVendorSN, 16)),
 		DateCode:       ascii(p0.bytes(qsfpDateCode, 8)),
 	}
-	// Transmitter technology 1010b and up are copper cables; 1010b and
-	// 1011b are passive and carry no monitors.
+	// Transmitter technology 1010b and up are copper cables (Table
+	// 6-19). The monitors are decoded for them too, as ethtool does:
+	// many cable assemblies implement the temperature and Vcc monitors,
+	// and the others report zeros.
 	if tech >= 0x0a {
 		mod.Identity.Media = "copper"
-	}
-	if tech == 0x0a || tech == 0x0b {
-		return mod, nil
 	}
 	mod.Diagnostics = true
 	diag := p0.b(qsfpDiagType)
