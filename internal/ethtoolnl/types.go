@@ -1,0 +1,113 @@
+// Package ethtoolnl is a small client of the kernel's ethtool generic
+// netlink family for the two messages the physical-layer collectors need
+// and the ioctl interface lacks: LINKSTATE (link, extended down reason,
+// link down count) and FEC (active mode and FEC error statistics, in total
+// and per lane).
+//
+// github.com/mdlayher/ethtool (v0.7.0) was evaluated first: its LinkState
+// carries only the link bit, and its FEC carries the modes but no
+// statistics, no extended state and no down count, which are the whole
+// point here. Rather than wrapping it and decoding the rest by hand next to
+// it, this package speaks the two messages directly over
+// github.com/mdlayher/genetlink, already a dependency (devlink/), and adds
+// no new module. Reply parsing is separated from I/O (parseLinkState,
+// parseFEC) so it is table-tested without a kernel.
+package ethtoolnl
+
+import (
+	"errors"
+	"syscall"
+)
+
+// Config configures a Client.
+type Config struct {
+	// Netns is the path of the network namespace to talk to (for example
+	// /run/netns/x or /proc/1/ns/net); empty means the caller's.
+	Netns string
+}
+
+// LinkState is the reply to ETHTOOL_MSG_LINKSTATE_GET. Optional fields
+// are nil when the driver does not report them.
+type LinkState struct {
+	// Link is the link as the driver reports it (ethtool "Link detected").
+	Link *bool
+	// ExtState is the reason the link is down (enum ethtool_link_ext_state),
+	// reported only by drivers that implement it and only while down.
+	ExtState *ExtState
+	// ExtSubstate refines ExtState; its meaning depends on ExtState.
+	ExtSubstate *uint8
+	// ExtDownCount counts link down events since the driver loaded.
+	ExtDownCount *uint32
+	// SQI and SQIMax are the signal quality index of a PHY and its maximum.
+	SQI, SQIMax *uint32
+}
+
+// ExtState is enum ethtool_link_ext_state (include/uapi/linux/ethtool.h).
+type ExtState uint8
+
+// String returns the state's name as ethtool prints it, in snake case.
+func (s ExtState) String() string {
+	names := [...]string{
+		"autoneg", "link_training_failure", "link_logical_mismatch",
+		"bad_signal_integrity", "no_cable", "cable_issue", "eeprom_issue",
+		"calibration_failure", "power_budget_exceeded", "overheat", "module",
+	}
+	if int(s) < len(names) {
+		return names[s]
+	}
+	return "unknown"
+}
+
+// FEC is the reply to ETHTOOL_MSG_FEC_GET with statistics requested.
+type FEC struct {
+	// Active is the active FEC mode, nil when the driver does not say.
+	Active *FECMode
+	// Auto is true when the FEC mode follows autonegotiation.
+	Auto *bool
+	// Corrected, Uncorrectable and CorrectedBits are nil when the driver
+	// does not count them.
+	Corrected     *FECStat
+	Uncorrectable *FECStat
+	CorrectedBits *FECStat
+}
+
+// FECStat is one FEC counter: the total and, when the driver reports
+// them, one value per lane.
+type FECStat struct {
+	Total uint64
+	Lanes []uint64
+}
+
+// FECMode is the link mode bit of the active FEC mode
+// (ETHTOOL_LINK_MODE_FEC_*_BIT).
+type FECMode uint32
+
+// FEC link mode bits (include/uapi/linux/ethtool.h).
+const (
+	FECNone  FECMode = 49
+	FECRS    FECMode = 50
+	FECBaseR FECMode = 51
+	FECLLRS  FECMode = 74
+)
+
+// String returns the mode as ethtool --show-fec prints it.
+func (m FECMode) String() string {
+	switch m {
+	case FECNone:
+		return "off"
+	case FECRS:
+		return "rs"
+	case FECBaseR:
+		return "baser"
+	case FECLLRS:
+		return "llrs"
+	default:
+		return "unknown"
+	}
+}
+
+// IsNotSupported reports whether err says the driver lacks the operation
+// (EOPNOTSUPP), as veth and most virtual devices do for FEC.
+func IsNotSupported(err error) bool {
+	return errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOTSUP)
+}
