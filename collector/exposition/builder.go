@@ -219,11 +219,11 @@ func (s *Snapshot) WriteTo(w io.Writer, f Format) (int64, error) {
 	return n, nil
 }
 
-// String returns the snapshot in the text format, the default part
-// followed by the detail part; it is meant for tests and debugging.
+// String returns the snapshot's default part in the text format (the
+// detail part is s.Detail().String()); it is meant for tests and
+// debugging.
 func (s *Snapshot) String() string {
 	var buf bytes.Buffer
 	_, _ = s.WriteTo(&buf, Text)
-	_, _ = s.Detail().WriteTo(&buf, Text)
 	return buf.String()
 }

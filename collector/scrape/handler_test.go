@@ -495,3 +495,67 @@ func TestSelfMetricsSharedOnlyByOverlappingScrapes(t *testing.T) {
 		}
 	}
 }
+
+func TestDetailHandlerServesOnlyDetailParts(t *testing.T) {
+	sum := exposition.MustNewDesc("nic_t_packets_total", "Summed.", exposition.Counter, "device")
+	perQueue := exposition.MustNewDesc("nic_t_per_queue_packets_total", "Per queue.", exposition.Counter, "device", "queue").AsDetail()
+	b := exposition.NewBuilder()
+	b.Add(sum, 3, "eth0")
+	b.Add(perQueue, 1, "eth0", "0")
+	b.Add(perQueue, 2, "eth0", "1")
+	withDetail := b.Snapshot()
+	b = exposition.NewBuilder()
+	b.Add(benchGauge, 1, "eth1")
+	withoutDetail := b.Snapshot()
+	sources := []Source{fixed{withDetail}, fixed{withoutDetail}}
+
+	tests := []struct {
+		name   string
+		detail bool
+		want   map[string]int // family name -> series
+	}{
+		{"default", false, map[string]int{"nic_t_packets_total": 1, "nic_bench_state": 1, "nic_exporter_test_total": 1}},
+		{"detail", true, map[string]int{"nic_t_per_queue_packets_total": 2}},
+	}
+	for _, tt := range tests {
+		h := NewHandler(sources, Config{Gatherer: selfRegistry(), Detail: tt.detail}, zap.NewNop())
+		for _, accept := range []string{"", "application/openmetrics-text;version=1.0.0"} {
+			for _, enc := range []string{"", "gzip"} {
+				t.Run(fmt.Sprintf("%s/%q/%q", tt.name, accept, enc), func(t *testing.T) {
+					req := httptest.NewRequest("GET", "/metrics", nil)
+					req.Header.Set("Accept", accept)
+					req.Header.Set("Accept-Encoding", enc)
+					rec := httptest.NewRecorder()
+					h.ServeHTTP(rec, req)
+					var body io.Reader = rec.Body
+					if enc == "gzip" {
+						zr, err := gzip.NewReader(rec.Body)
+						if err != nil {
+							t.Fatal(err)
+						}
+						body = zr
+					}
+					raw, err := io.ReadAll(body)
+					if err != nil {
+						t.Fatalf("reading the answer: %v", err)
+					}
+					if accept != "" && !strings.HasSuffix(string(raw), "# EOF\n") {
+						t.Errorf("OpenMetrics answer does not end with # EOF:\n%s", raw)
+					}
+					got := map[string]int{}
+					for _, line := range strings.Split(string(raw), "\n") {
+						if line == "" || strings.HasPrefix(line, "#") {
+							continue
+						}
+						name, _, _ := strings.Cut(line, "{")
+						name, _, _ = strings.Cut(name, " ")
+						got[name]++
+					}
+					if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+						t.Errorf("series by family = %v, want %v\nanswer:\n%s", got, tt.want, raw)
+					}
+				})
+			}
+		}
+	}
+}
