@@ -227,3 +227,13 @@ func (s *Snapshot) String() string {
 	_, _ = s.WriteTo(&buf, Text)
 	return buf.String()
 }
+
+// FamilySeries returns the number of samples of each family in the
+// snapshot's part, by family name.
+func (s *Snapshot) FamilySeries() map[string]int {
+	out := make(map[string]int, len(s.fams))
+	for _, f := range s.fams {
+		out[f.desc.name] = f.n
+	}
+	return out
+}
