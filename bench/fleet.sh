@@ -78,12 +78,16 @@ if [ "$(id -u)" != 0 ]; then
 	echo "bench-fleet needs root: it creates a network namespace and veth devices" >&2
 	exit 1
 fi
-for tool in prometheus gnuplot curl ip dpkg-deb; do
-	command -v "$tool" >/dev/null || {
-		echo "bench-fleet needs $tool (Debian: prometheus, gnuplot-nox, curl, iproute2, dpkg)" >&2
-		exit 1
-	}
-done
+missing=()
+command -v prometheus >/dev/null || missing+=(prometheus)
+command -v gnuplot >/dev/null || missing+=(gnuplot-nox)
+command -v curl >/dev/null || missing+=(curl)
+command -v ip >/dev/null || missing+=(iproute2)
+command -v dpkg-deb >/dev/null || missing+=(dpkg)
+if [ ${#missing[@]} -gt 0 ]; then
+	log "installing ${missing[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2
+fi
 
 # 1. Builds and node_exporter.
 NE=$WORK/node_exporter/usr/bin/prometheus-node-exporter
@@ -265,7 +269,11 @@ function human(b) {
 	if (b >= 1e6) return sprintf("%.1f MB", b / 1e6)
 	return sprintf("%.0f kB", b / 1e3)
 }
-function num(x) { return sprintf("%\047d", x) }
+function num(x,    s, neg) {
+	s = sprintf("%.0f", x)
+	while (s ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9]($|,)/, ",&", s)
+	return s
+}
 BEGIN {
 	while ((getline line < series) > 0) {
 		split(line, f, " ")
@@ -290,6 +298,7 @@ BEGIN {
 	printf "| Samples appended per second | %s | %.1f | %s | %s |\n", num(rate), rate / n, num(rate / n * 1000), num(rate / n * 10000)
 	printf "| Prometheus RSS | %s | %s | - | - |\n", human(rss), human(rss / n)
 	printf "| Bytes on disk per day (WAL and head chunks growth) | %s | %s | %s | %s |\n", human(perhost_day * n), human(perhost_day), human(perhost_day * 1000), human(perhost_day * 10000)
+	printf "| Bytes on disk per sample (WAL) | %.2f | | | |\n", (disk1 - disk0) / (app1 - app0)
 	printf "| Remote write, bytes sent per hour (agent) | %s | %s | %s | %s |\n", human(perhost_hour_rw * n), human(perhost_hour_rw), human(perhost_hour_rw * 1000), human(perhost_hour_rw * 10000)
 	print ""
 	printf "Targets up: %s of %d. Receiver head series: %s. Remote-write samples failed: %s.\n", up, n, num(recv), failed

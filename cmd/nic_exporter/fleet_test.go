@@ -193,3 +193,39 @@ func TestDefaultScrapeServesEveryQueriedMetric(t *testing.T) {
 		}
 	}
 }
+
+// TestSeriesBudgetExceeded runs the demo with a budget below its default
+// scrape: the exporter says so in its metrics and in one log line that
+// names the top contributors.
+func TestSeriesBudgetExceeded(t *testing.T) {
+	tests := []struct {
+		budget       string
+		wantExceeded string
+		wantLog      bool
+	}{
+		{"100", "nic_exporter_series_budget_exceeded 1", true},
+		{"0", "nic_exporter_series_budget_exceeded 0", false},
+		{"100000", "nic_exporter_series_budget_exceeded 0", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.budget, func(t *testing.T) {
+			e := start(t, "--demo", "--demo.elapsed=10m", "--web.series-budget="+tt.budget)
+			scrape, _ := e.get(t, "/metrics", nil)
+			if !strings.Contains(scrape, tt.wantExceeded+"\n") {
+				t.Errorf("scrape lacks %q", tt.wantExceeded)
+			}
+			if !strings.Contains(scrape, `nic_exporter_series{profile="detail"} 1706`) {
+				t.Errorf("scrape lacks the detail profile's series count 1706")
+			}
+			e.get(t, "/metrics", nil) // a second scrape must not log again
+			logs := e.stderr.String()
+			n := strings.Count(logs, "exceeds the series budget")
+			if tt.wantLog && (n != 1 || !strings.Contains(logs, "top_collectors=") || !strings.Contains(logs, "ethtool=") || !strings.Contains(logs, "top_families=")) {
+				t.Errorf("want one warning naming the top collectors and families, got %d:\n%s", n, logs)
+			}
+			if !tt.wantLog && n != 0 {
+				t.Errorf("unexpected warning:\n%s", logs)
+			}
+		})
+	}
+}
