@@ -287,7 +287,20 @@ func BenchmarkScrape(b *testing.B) {
 		b.Run(fmt.Sprintf("cached/series=%d", n), func(b *testing.B) { benchScrape(b, newTestHandler(n, nil), false) })
 		b.Run(fmt.Sprintf("cached-gzip/series=%d", n), func(b *testing.B) { benchScrape(b, newTestHandler(n, nil), true) })
 		b.Run(fmt.Sprintf("constmetrics/series=%d", n), func(b *testing.B) { benchScrape(b, constHandler(n), false) })
+		b.Run(fmt.Sprintf("detail-gzip/series=%d", n), func(b *testing.B) { benchScrape(b, detailHandler(n), true) })
 	}
+}
+
+// detailHandler serves the detail part of a snapshot of n per-queue
+// detail series and one default series, as /metrics/detail does.
+func detailHandler(n int) http.Handler {
+	perQueue := benchCounter.AsDetail()
+	b := exposition.NewBuilder()
+	for i := 0; i < n; i++ {
+		b.Add(perQueue, float64(i)*1234567, fmt.Sprintf("mlx5_%d", i/1000), fmt.Sprint(i%1000))
+	}
+	b.Add(benchGauge, 1, "mlx5_0")
+	return NewHandler([]Source{fixed{b.Snapshot()}}, Config{MaxConcurrent: 4, Detail: true}, zap.NewNop())
 }
 
 // BenchmarkConcurrentScrapes serves a snapshot over real HTTP
