@@ -239,12 +239,14 @@ func TestDemoScrapeGolden(t *testing.T) {
 func TestDemoScrapePassesPromtool(t *testing.T) {
 	promtool := testenv.LookPath(t, "promtool")
 	e := start(t, demoArgs...)
-	scrape, _ := e.get(t, "/metrics", nil)
-	cmd := exec.Command(promtool, "check", "metrics")
-	cmd.Stdin = strings.NewReader(scrape)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	for _, path := range []string{"/metrics", "/metrics/detail"} {
+		scrape, _ := e.get(t, path, nil)
+		cmd := exec.Command(promtool, "check", "metrics")
+		cmd.Stdin = strings.NewReader(scrape)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("promtool check metrics of %s: %v\n%s", path, err, out)
+		}
 	}
 }
 
