@@ -60,10 +60,20 @@ PIDS=()
 
 log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
+# stop_all stops every process started, newest first (the agent before
+# the receiver it writes to), and kills what has not exited 15 s after
+# SIGTERM: a Prometheus agent can hang in shutdown while it flushes.
 stop_all() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	local i p n
+	for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do kill "${PIDS[i]}" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do
+		for ((n = 0; n < 150; n++)); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
 	PIDS=()
 }
 
