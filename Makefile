@@ -12,7 +12,7 @@ LDFLAGS   := -s -w \
 # dependencies stay out of the exporter's module graph.
 STATICCHECK := $(GO) tool -modfile=$(CURDIR)/tools/go.mod staticcheck
 
-.PHONY: all build test unit soak race cross-build lint fmt-check vet staticcheck tidy-check bench bench-compare demo
+.PHONY: all build test unit soak race cross-build lint fmt-check vet staticcheck tidy-check bench bench-compare bench-fleet demo
 
 all: lint build test
 
@@ -88,3 +88,12 @@ bench:
 # It needs root and takes a few minutes; it is not part of make test.
 bench-compare:
 	bench/compare.sh
+
+# bench-fleet measures the cost on the Prometheus side: series per host of
+# node_exporter and of nic_exporter's default and detail profiles on the
+# large and a typical ENA host, then a real Prometheus server, agent and
+# remote-write receiver on the large host for DURATION seconds (default
+# 11 minutes). It writes docs/fleet-cost.md and docs/fleet-cost.png; it
+# needs root and is not part of make test.
+bench-fleet:
+	bench/fleet.sh

@@ -26,6 +26,7 @@ var update = flag.Bool("update", false, "regenerate kubernetes/prometheusrule.ya
 const (
 	kustomizeBase      = "kubernetes"
 	kernelLogComponent = "kubernetes/components/kernel-log"
+	detailComponent    = "kubernetes/components/detail-scrape"
 	prometheusRuleFile = "kubernetes/prometheusrule.yaml"
 )
 
@@ -273,6 +274,52 @@ func TestKustomizeKernelLogComponent(t *testing.T) {
 	// The base's mounts are still there.
 	if _, ok := mounts(c)["/host/sys"]; !ok {
 		t.Error("the component dropped the base's mounts")
+	}
+}
+
+// TestKustomizeDetailComponent renders the base with and without the
+// detail-scrape component: the base scrapes /metrics only; the component
+// adds a second endpoint for /metrics/detail at a long interval, with a
+// job label of its own.
+func TestKustomizeDetailComponent(t *testing.T) {
+	fs := filesys.MakeFsInMemory()
+	err := filepath.WalkDir(kustomizeBase, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return fs.WriteFile("/"+filepath.ToSlash(path), b)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay := "resources:\n  - ../" + kustomizeBase + "\ncomponents:\n  - ../" + detailComponent + "\n"
+	if err := fs.WriteFile("/overlay/kustomization.yaml", []byte(overlay)); err != nil {
+		t.Fatal(err)
+	}
+	base := render(t, fs, "/"+kustomizeBase)
+	if eps := base.serviceMonitor.Spec.Endpoints; len(eps) != 1 || (eps[0].Path != "" && eps[0].Path != "/metrics") {
+		t.Errorf("the base must scrape /metrics only, has endpoints %+v", eps)
+	}
+	eps := render(t, fs, "/overlay").serviceMonitor.Spec.Endpoints
+	if len(eps) != 2 {
+		t.Fatalf("with the component: %d endpoints, want 2", len(eps))
+	}
+	d := eps[1]
+	if d.Path != "/metrics/detail" || d.Interval != "10m" || d.Port != "metrics" {
+		t.Errorf("detail endpoint: path %q interval %q port %q, want /metrics/detail, 10m, metrics", d.Path, d.Interval, d.Port)
+	}
+	job := ""
+	for _, r := range d.RelabelConfigs {
+		if r.TargetLabel == "job" && r.Replacement != nil {
+			job = *r.Replacement
+		}
+	}
+	if job != "nic-exporter-detail" || regexp.MustCompile(`^nic[-_]exporter$`).MatchString(job) {
+		t.Errorf("detail endpoint job %q, want nic-exporter-detail, which the alerts' up{job=~\"nic[-_]exporter\"} does not match", job)
 	}
 }
 

@@ -113,7 +113,7 @@ func collectorSpecs() []collectorSpec {
 			defaultTimeout:  "4s",
 			flags: func(app *kingpin.Application, x *extraFlags) {
 				app.Flag("collector.vma.stats-dir", "Directory holding libvma's vmastat.<pid> files (VMA_STATS_SHMEM_DIR); repeat for several.").Default("/tmp").IsSetByUser(&x.vmaDirsSet).StringsVar(&x.vmaDirs)
-				app.Flag("collector.vma.per-socket", "Also export per-socket VMA series (labels fd, protocol, local, remote); sockets churn, so this is off by default.").BoolVar(&x.vmaPerSocket)
+				app.Flag("collector.vma.per-socket", "Also serve the per-socket VMA series (nic_vma_fd_*, labels fd, protocol, local, remote) in /metrics; they are always at /metrics/detail. Sockets churn, so this is off by default.").BoolVar(&x.vmaPerSocket)
 			},
 			build: buildVMA,
 		},
@@ -125,7 +125,7 @@ func collectorSpecs() []collectorSpec {
 			flags: func(app *kingpin.Application, x *extraFlags) {
 				app.Flag("collector.ethtool.stat-include", "Regular expression (anchored) of the driver statistic names, as ethtool -S prints them, the ethtool collector exports; empty means all.").StringVar(&x.ethtoolStatInclude)
 				app.Flag("collector.ethtool.stat-exclude", "Regular expression (anchored) of the driver statistic names the ethtool collector never exports.").StringVar(&x.ethtoolStatExclude)
-				app.Flag("collector.ethtool.per-queue", "What the ethtool collector does with per-queue statistics: keep (a series per queue, label queue), sum (one series per interface, monotonic when queues go away) or drop.").Default("keep").EnumVar(&x.ethtoolPerQueue, "keep", "sum", "drop")
+				app.Flag("collector.ethtool.per-queue", "What the ethtool collector does with per-queue statistics: sum (one series per interface in /metrics, monotonic when queues go away, and one per queue as nic_ethtool_per_queue_* in /metrics/detail), keep (a series per queue, label queue, in /metrics) or drop.").Default("sum").EnumVar(&x.ethtoolPerQueue, "keep", "sum", "drop")
 				app.Flag("collector.ethtool.netns", "Network namespace file (e.g. /run/netns/NAME or /proc/PID/ns/net) whose interfaces the ethtool collector reads; empty means the exporter's own.").StringVar(&x.ethtoolNetns)
 			},
 			build: buildEthtool,

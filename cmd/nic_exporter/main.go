@@ -15,6 +15,7 @@ import (
 	"path"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -61,6 +62,7 @@ type options struct {
 	web            *web.FlagConfig
 	metricsPath    string
 	maxRequests    int
+	seriesBudget   int
 	readHeader     time.Duration
 	writeTimeout   time.Duration
 	idleTimeout    time.Duration
@@ -87,6 +89,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	o.web = kingpinflag.AddFlags(app, defaultAddress)
 	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
+	app.Flag("web.series-budget", "Per-host budget of series in the default scrape (collector series, not the exporter's own metrics); above it the exporter logs one warning naming the top contributors and sets nic_exporter_series_budget_exceeded to 1. 0 turns the check off. The default is sized from the large host of docs/benchmarks.md (Fleet cost).").Default(strconv.Itoa(defaultSeriesBudget)).IntVar(&o.seriesBudget)
 	app.Flag("web.max-requests", "Maximum number of scrapes served at once; more get HTTP 503. 0 means no limit.").Default("64").IntVar(&o.maxRequests)
 	app.Flag("web.read-header-timeout", "How long a client may take to send the headers of a request.").Default("10s").DurationVar(&o.readHeader)
 	app.Flag("web.write-timeout", "How long one answer may take to write; a scrape whose client reads slower loses the connection and frees its slot of --web.max-requests.").Default("1m").DurationVar(&o.writeTimeout)
@@ -161,6 +164,19 @@ func (o *options) check() error {
 	}
 	return checkTelemetryPath(o.metricsPath)
 }
+
+// defaultSeriesBudget is the default of --web.series-budget. The large
+// host of docs/benchmarks.md ("Fleet cost": 16 ConnectX ports of 64
+// channels, 16 InfiniBand ports) has about 1,600 collector series in its
+// default scrape; the budget leaves half as much again for hosts with
+// more ports, VMA applications or log rules, and catches the default
+// scrape growing by an order of magnitude (per-queue detail, a
+// mis-configured filter) long before it costs a fleet that much.
+const defaultSeriesBudget = 2500
+
+// detailPath returns the path of the detail endpoint: the telemetry path
+// followed by /detail.
+func detailPath(metricsPath string) string { return metricsPath + "/detail" }
 
 // otherEndpoints are the paths the exporter serves besides the metrics.
 var otherEndpoints = []string{"/", "/healthz", "/readyz"}
@@ -337,9 +353,19 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	}
 	metrics := scrape.NewHandler(sourcesList, scrape.Config{MaxConcurrent: o.maxRequests, WriteTimeout: o.writeTimeout, Gatherer: reg}, log.Named("scrape"))
 	reg.MustRegister(metrics)
+	snapshotters := make([]collector.Snapshotter, len(runners))
+	for i, r := range runners {
+		snapshotters[i] = r
+	}
+	reg.MustRegister(collector.NewSeriesBudget(snapshotters, o.seriesBudget, log.Named("budget")))
+	// The detail endpoint serves the detail parts of the same snapshots:
+	// no extra device reads. Its scrapes have their own concurrency bound
+	// and are not counted in the scrape self-metrics.
+	detail := scrape.NewHandler(sourcesList, scrape.Config{MaxConcurrent: o.maxRequests, WriteTimeout: o.writeTimeout, Detail: true}, log.Named("scrape.detail"))
 
 	mux := http.NewServeMux()
 	mux.Handle(o.metricsPath, metrics)
+	mux.Handle(detailPath(o.metricsPath), detail)
 	mux.HandleFunc("/healthz", scrape.Healthz)
 	mux.Handle("/readyz", scrape.Readyz(func() scrape.Readiness { return readiness(runners) }))
 	landing, err := web.NewLandingPage(web.LandingConfig{
@@ -348,6 +374,7 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 		Version:     version.Info(),
 		Links: []web.LandingLinks{
 			{Address: o.metricsPath, Text: "Metrics"},
+			{Address: detailPath(o.metricsPath), Text: "Detail metrics (per queue, per socket)"},
 			{Address: "/healthz", Text: "Health"},
 			{Address: "/readyz", Text: "Readiness"},
 		},

@@ -214,6 +214,21 @@ func TestDemoScrapeGolden(t *testing.T) {
 	if diff := cmp.Diff(string(want), got); diff != "" {
 		t.Errorf("demo scrape differs from %s (-want +got); run go test ./cmd/nic_exporter -update if intended:\n%s", path, diff)
 	}
+	// The detail profile of the same snapshots has a golden file of its own.
+	detail, _ := e.get(t, "/metrics/detail", nil)
+	detailPath := filepath.Join("testdata", "demo-detail.prom")
+	if *update {
+		if err := os.WriteFile(detailPath, []byte(detail), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantDetail, err := os.ReadFile(detailPath)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/nic_exporter -update)", err)
+	}
+	if diff := cmp.Diff(string(wantDetail), detail); diff != "" {
+		t.Errorf("demo detail scrape differs from %s (-want +got); run go test ./cmd/nic_exporter -update if intended:\n%s", detailPath, diff)
+	}
 	for _, must := range []string{
 		`nic_pcie_link_degraded{device="enp8s0f1np1",pci_address="0000:08:00.1"} 1`,
 		`nic_netdev_carrier_changes_total{device="enp8s0f1np1"} 26`,
@@ -231,12 +246,14 @@ func TestDemoScrapeGolden(t *testing.T) {
 func TestDemoScrapePassesPromtool(t *testing.T) {
 	promtool := testenv.LookPath(t, "promtool")
 	e := start(t, demoArgs...)
-	scrape, _ := e.get(t, "/metrics", nil)
-	cmd := exec.Command(promtool, "check", "metrics")
-	cmd.Stdin = strings.NewReader(scrape)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	for _, path := range []string{"/metrics", "/metrics/detail"} {
+		scrape, _ := e.get(t, path, nil)
+		cmd := exec.Command(promtool, "check", "metrics")
+		cmd.Stdin = strings.NewReader(scrape)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("promtool check metrics of %s: %v\n%s", path, err, out)
+		}
 	}
 }
 
@@ -373,14 +390,28 @@ const (
 	docsEnd   = "<!-- END GENERATED METRICS -->"
 )
 
-// metricsTable renders every family of a scrape, except the standard Go
-// and process metrics, as a Markdown table.
-func metricsTable(t *testing.T, scrape string) string {
+// metricsTable renders every family of a default and a detail scrape,
+// except the standard Go and process metrics, as a Markdown table; the
+// Endpoint column says where each family is served.
+func metricsTable(t *testing.T, scrape, detail string) string {
 	t.Helper()
 	parser := expfmt.NewTextParser(model.LegacyValidation)
 	fams, err := parser.TextToMetricFamilies(strings.NewReader(scrape))
 	if err != nil {
 		t.Fatalf("scrape does not parse: %v", err)
+	}
+	detailParser := expfmt.NewTextParser(model.LegacyValidation)
+	detailFams, err := detailParser.TextToMetricFamilies(strings.NewReader(detail))
+	if err != nil {
+		t.Fatalf("detail scrape does not parse: %v", err)
+	}
+	endpoint := map[string]string{}
+	for n, f := range detailFams {
+		if _, dup := fams[n]; dup {
+			t.Fatalf("%s is in both scrapes", n)
+		}
+		fams[n] = f
+		endpoint[n] = "`/metrics/detail`"
 	}
 	names := make([]string, 0, len(fams))
 	for n := range fams {
@@ -390,7 +421,7 @@ func metricsTable(t *testing.T, scrape string) string {
 	}
 	sort.Strings(names)
 	var b strings.Builder
-	b.WriteString("| Metric | Type | Labels | Meaning |\n|---|---|---|---|\n")
+	b.WriteString("| Metric | Endpoint | Type | Labels | Meaning |\n|---|---|---|---|---|\n")
 	for _, n := range names {
 		f := fams[n]
 		labels := map[string]bool{}
@@ -405,7 +436,11 @@ func metricsTable(t *testing.T, scrape string) string {
 		}
 		sort.Strings(ls)
 		help := strings.ReplaceAll(f.GetHelp(), "|", `\|`)
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", n, strings.ToLower(dto.MetricType_name[int32(f.GetType())]), strings.Join(ls, ", "), help)
+		ep := endpoint[n]
+		if ep == "" {
+			ep = "`/metrics`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", n, ep, strings.ToLower(dto.MetricType_name[int32(f.GetType())]), strings.Join(ls, ", "), help)
 	}
 	return b.String()
 }
@@ -416,7 +451,8 @@ func metricsTable(t *testing.T, scrape string) string {
 func TestDocsMetricsMatchScrape(t *testing.T) {
 	e := start(t, demoArgs...)
 	scrape, _ := e.get(t, "/metrics", nil)
-	table := metricsTable(t, scrape)
+	detail, _ := e.get(t, "/metrics/detail", nil)
+	table := metricsTable(t, scrape, detail)
 	path := filepath.Join("..", "..", "docs", "metrics.md")
 	raw, err := os.ReadFile(path)
 	if err != nil {

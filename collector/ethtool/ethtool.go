@@ -27,8 +27,10 @@ type QueueMode string
 const (
 	// QueueKeep exports one series per queue, with a queue label.
 	QueueKeep QueueMode = "keep"
-	// QueueSum exports one series per interface, the sum over its queues.
-	// The sum never goes backwards when queues go away.
+	// QueueSum exports one series per interface, the sum over its queues,
+	// and each queue's series as a detail series (nic_ethtool_per_queue_*,
+	// served at /metrics/detail). The sum never goes backwards when queues
+	// go away. It is the default.
 	QueueSum QueueMode = "sum"
 	// QueueDrop exports no per-queue statistics.
 	QueueDrop QueueMode = "drop"
@@ -53,7 +55,8 @@ type Config struct {
 	// StatFilter selects statistics by the driver's name, as ethtool -S
 	// prints it; the zero NameFilter selects all.
 	StatFilter collector.NameFilter
-	// QueueMode says what happens to per-queue statistics.
+	// QueueMode says what happens to per-queue statistics; empty means
+	// QueueSum.
 	QueueMode QueueMode
 }
 
@@ -83,7 +86,7 @@ func New(cfg Config, log *zap.Logger) (*Collector, error) {
 		return nil, errors.New("ethtool collector: no source")
 	}
 	if cfg.QueueMode == "" {
-		cfg.QueueMode = QueueKeep
+		cfg.QueueMode = QueueSum
 	}
 	if _, err := ParseQueueMode(string(cfg.QueueMode)); err != nil {
 		return nil, err
@@ -372,12 +375,26 @@ func (e *Collector) replan(st *ethIface, names []string) {
 		if n.kind == statDevice && ethtoolGauges[n.base] {
 			typ = exposition.Gauge
 		}
-		desc, reason := e.desc(name, typ, helpFor(n, summed), labels)
+		desc, reason := e.desc(name, typ, helpFor(n, summed), labels, false)
 		if desc == nil {
 			plan.skipped[reason]++
 			continue
 		}
 		if n.kind == statQueue && summed {
+			// The queue's own counter, from the same read, is a detail
+			// series: /metrics/detail serves it, /metrics does not.
+			pq, reason := e.desc(perQueuePrefix+n.base, typ, helpFor(n, false)+perQueueDetailHelp, []string{"device", n.kind.label()}, true)
+			if pq == nil {
+				plan.skipped[reason]++
+			} else if pqKey := pq.Name() + "\xff" + n.index; !used[pqKey] {
+				used[pqKey] = true
+				plan.series = append(plan.series, ethSeries{idx: i, desc: pq, labels: []string{st.name, n.index}})
+			}
+			if used[desc.Name()+"\xff"] {
+				// A device statistic already has the sum's name.
+				plan.skipped[1]++
+				continue
+			}
 			g := groups[desc]
 			if g == nil {
 				g = &sumGroup{desc: desc, device: st.name}
@@ -395,7 +412,7 @@ func (e *Collector) replan(st *ethIface, names []string) {
 			continue
 		}
 		key := desc.Name() + "\xff" + strings.Join(values[1:], "\xff")
-		if used[key] {
+		if used[key] || groups[desc] != nil { // a sum over queues has the name
 			plan.skipped[1]++
 			continue
 		}
@@ -441,16 +458,27 @@ func (e *Collector) replan(st *ethIface, names []string) {
 	st.plan = plan
 }
 
-// desc returns the family for a run-time name, creating it on first use.
+// perQueuePrefix names the detail families of per-queue statistics in
+// QueueSum mode, which keep the queue label: nic_ethtool_per_queue_<stat>.
+// They need a name of their own: the summed family is
+// nic_ethtool_queue_<stat> with the device label only, and a query that
+// sums over both jobs of a host must never count a queue twice.
+const perQueuePrefix = "nic_ethtool_per_queue_"
+
+// perQueueDetailHelp ends the help text of the per-queue detail families.
+const perQueueDetailHelp = " Detail series, served at /metrics/detail; /metrics has the sum over queues as nic_ethtool_queue_*."
+
+// desc returns the family for a run-time name, creating it on first use;
+// detail marks it a detail family (exposition.Desc.AsDetail).
 // It returns nil and the index of a skip reason when the name is taken by
-// a family with other labels or type, or the family limit is reached.
-func (e *Collector) desc(name string, typ exposition.Type, help string, labels []string) (*exposition.Desc, int) {
+// a family with other labels, type or part, or the family limit is reached.
+func (e *Collector) desc(name string, typ exposition.Type, help string, labels []string, detail bool) (*exposition.Desc, int) {
 	full := name
 	if typ == exposition.Counter {
 		full += "_total"
 	}
 	if d := e.descs[name]; d != nil {
-		if d.Name() != full || d.Type() != typ || !equalStrings(d.Labels(), labels) {
+		if d.Name() != full || d.Type() != typ || d.IsDetail() != detail || !equalStrings(d.Labels(), labels) {
 			return nil, 2
 		}
 		return d, 0
@@ -462,6 +490,9 @@ func (e *Collector) desc(name string, typ exposition.Type, help string, labels [
 	if err != nil {
 		// parseStatName only yields valid names; keep the guard anyway.
 		return nil, 0
+	}
+	if detail {
+		d = d.AsDetail()
 	}
 	e.descs[name] = d
 	return d, 0

@@ -227,7 +227,7 @@ func TestEthtoolSumMonotonic(t *testing.T) {
 // read; the collector refreshes the table within the poll.
 func TestEthtoolStatCountChanged(t *testing.T) {
 	src := &tableSource{names: []string{"rx0_packets"}, vals: []uint64{5}}
-	c, err := New(Config{Source: src}, zap.NewNop())
+	c, err := New(Config{Source: src, QueueMode: QueueKeep}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestEthtoolNameConflicts(t *testing.T) {
 		names: []string{"rx-errors", "rx_errors", "info", "queue_rx_packets", "rx0_packets", "rx0_packets", "", "stats"},
 		vals:  []uint64{1, 2, 3, 4, 5, 6, 7, 8},
 	}
-	c, err := New(Config{Source: src}, zap.NewNop())
+	c, err := New(Config{Source: src, QueueMode: QueueKeep}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,5 +281,50 @@ func TestEthtoolNameConflicts(t *testing.T) {
 	}
 	if strings.Count(text, "# TYPE nic_ethtool_queue_rx_packets_total") != 1 {
 		t.Errorf("family written twice:\n%s", text)
+	}
+}
+
+// TestEthtoolSumNameConflicts checks that in QueueSum mode a device
+// statistic with the name of a sum over queues is skipped, in either
+// order, and that the per-queue values go to the detail part.
+func TestEthtoolSumNameConflicts(t *testing.T) {
+	tests := []struct {
+		name  string
+		names []string
+		want  string
+	}{
+		{"device statistic first", []string{"queue_rx_packets", "rx0_packets", "rx1_packets"}, `nic_ethtool_queue_rx_packets_total{device="eth0"} 1`},
+		{"queues first", []string{"rx0_packets", "rx1_packets", "queue_rx_packets"}, `nic_ethtool_queue_rx_packets_total{device="eth0"} 5`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vals := map[string]uint64{"queue_rx_packets": 1, "rx0_packets": 2, "rx1_packets": 3}
+			src := &tableSource{names: tt.names}
+			for _, n := range tt.names {
+				src.vals = append(src.vals, vals[n])
+			}
+			c, err := New(Config{Source: src}, zap.NewNop())
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := exposition.NewBuilder()
+			if err := c.Update(context.Background(), collector.NewPoll(b, nil)); err != nil {
+				t.Fatal(err)
+			}
+			snap := b.Snapshot()
+			text := snap.String()
+			if strings.Count(text, "nic_ethtool_queue_rx_packets_total{") != 1 || !strings.Contains(text, tt.want) {
+				t.Errorf("want exactly %s in\n%s", tt.want, text)
+			}
+			detail := snap.Detail().String()
+			for _, want := range []string{
+				`nic_ethtool_per_queue_rx_packets_total{device="eth0",queue="0"} 2`,
+				`nic_ethtool_per_queue_rx_packets_total{device="eth0",queue="1"} 3`,
+			} {
+				if !strings.Contains(detail, want) {
+					t.Errorf("detail part misses %s:\n%s", want, detail)
+				}
+			}
+		})
 	}
 }

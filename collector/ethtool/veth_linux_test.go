@@ -338,7 +338,7 @@ func TestEthtoolVeth(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer srcB.Close()
-		cb, err := ethtool.New(ethtool.Config{Source: srcB}, log)
+		cb, err := ethtool.New(ethtool.Config{Source: srcB, QueueMode: ethtool.QueueKeep}, log)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -390,6 +390,18 @@ func TestEthtoolVeth(t *testing.T) {
 			if strings.Contains(k, "queue=") {
 				t.Errorf("sum mode exports per-queue series %s", k)
 			}
+		}
+		// The detail part has each queue's own counter, from the same
+		// poll, adding up to the sum.
+		var detailSum float64
+		detail := series(t, snap.Detail().String())
+		for k, v := range detail {
+			if strings.HasPrefix(k, `nic_ethtool_per_queue_rx_xdp_packets_total{device="va0",queue="`) {
+				detailSum += v
+			}
+		}
+		if detailSum != want {
+			t.Errorf("detail per-queue rx_xdp_packets of va0 add up to %v, ethtool -S queues to %v", detailSum, want)
 		}
 
 		// Reduce va0 to one channel (ethtool -L): the statistics of

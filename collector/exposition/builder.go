@@ -84,19 +84,29 @@ func (b *Builder) Series() int { return b.series }
 // Invalid returns the number of samples skipped because they were malformed.
 func (b *Builder) Invalid() int { return b.invalid }
 
-// Snapshot returns the collected samples as an immutable Snapshot. The
+// Snapshot returns the collected samples as an immutable Snapshot: the
+// samples of detail families (see Desc.AsDetail) go to its detail part,
+// the others to the snapshot itself. The
 // snapshot shares the Builder's buffers (capped at their current length,
 // so later Adds never change what it holds); Reset gives the Builder new
 // ones. The Builder may be Reset and reused afterwards.
 func (b *Builder) Snapshot() *Snapshot {
-	s := &Snapshot{series: b.series, devices: b.devices}
+	s := &Snapshot{devices: b.devices}
 	for _, f := range b.fams {
 		if f.n == 0 {
 			continue
 		}
-		s.fams = append(s.fams, snapFamily{desc: f.desc, body: f.body[:len(f.body):len(f.body)], n: f.n})
-		s.textSize += len(f.desc.textHead) + len(f.body)
-		s.omSize += len(f.desc.omHead) + len(f.body)
+		part := s
+		if f.desc.detail {
+			if s.detail == nil {
+				s.detail = &Snapshot{devices: b.devices}
+			}
+			part = s.detail
+		}
+		part.fams = append(part.fams, snapFamily{desc: f.desc, body: f.body[:len(f.body):len(f.body)], n: f.n})
+		part.series += f.n
+		part.textSize += len(f.desc.textHead) + len(f.body)
+		part.omSize += len(f.desc.omHead) + len(f.body)
 	}
 	b.shared = true
 	return s
@@ -104,8 +114,14 @@ func (b *Builder) Snapshot() *Snapshot {
 
 // Snapshot is the immutable result of one poll. It is safe for concurrent
 // use by any number of scrapes.
+//
+// A snapshot has two parts. The snapshot itself is the default part,
+// served at /metrics; Detail returns the detail part, served at
+// /metrics/detail. Each part caches its own compressed segments, so the
+// detail part is compressed only when a detail scrape first asks for it.
 type Snapshot struct {
 	fams     []snapFamily
+	detail   *Snapshot // nil when the poll added no detail samples
 	series   int
 	devices  int
 	textSize int
@@ -124,8 +140,18 @@ type snapFamily struct {
 // Empty is a Snapshot without series.
 var Empty = &Snapshot{}
 
-// Series returns the number of samples in the snapshot.
+// Series returns the number of samples in the snapshot's default part.
 func (s *Snapshot) Series() int { return s.series }
+
+// Detail returns the detail part of the snapshot: the samples of its
+// detail families, from the same poll. It is never nil; a snapshot without
+// detail samples returns Empty. The detail part of a detail part is Empty.
+func (s *Snapshot) Detail() *Snapshot {
+	if s.detail == nil {
+		return Empty
+	}
+	return s.detail
+}
 
 // Devices returns the number of devices or files the poll found.
 func (s *Snapshot) Devices() int { return s.devices }
@@ -193,10 +219,21 @@ func (s *Snapshot) WriteTo(w io.Writer, f Format) (int64, error) {
 	return n, nil
 }
 
-// String returns the snapshot in the text format; it is meant for tests
-// and debugging.
+// String returns the snapshot's default part in the text format (the
+// detail part is s.Detail().String()); it is meant for tests and
+// debugging.
 func (s *Snapshot) String() string {
 	var buf bytes.Buffer
 	_, _ = s.WriteTo(&buf, Text)
 	return buf.String()
+}
+
+// FamilySeries returns the number of samples of each family in the
+// snapshot's part, by family name.
+func (s *Snapshot) FamilySeries() map[string]int {
+	out := make(map[string]int, len(s.fams))
+	for _, f := range s.fams {
+		out[f.desc.name] = f.n
+	}
+	return out
 }

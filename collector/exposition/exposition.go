@@ -41,6 +41,8 @@ type Desc struct {
 	help   string
 	typ    Type
 	labels []string
+	// detail marks a family served only at /metrics/detail: see AsDetail.
+	detail bool
 
 	textHead []byte // "# HELP ...\n# TYPE ...\n" in the text format
 	omHead   []byte // the same in OpenMetrics (counter names without _total)
@@ -88,6 +90,22 @@ func MustNewDesc(name, help string, typ Type, labels ...string) *Desc {
 	}
 	return d
 }
+
+// AsDetail returns a copy of d that marks a detail family: its samples go
+// to the detail part of a Snapshot, which the exporter serves at
+// /metrics/detail instead of /metrics. Detail families are the
+// high-cardinality ones (per queue, per channel, per socket) that an
+// engineer reads during an incident, while the default scrape carries one
+// series per interface and statistic. The copy is a distinct family for a
+// Builder, so a collector creates it once, like any Desc.
+func (d *Desc) AsDetail() *Desc {
+	c := *d
+	c.detail = true
+	return &c
+}
+
+// IsDetail reports whether d is a detail family.
+func (d *Desc) IsDetail() bool { return d.detail }
 
 // Name returns the metric family name.
 func (d *Desc) Name() string { return d.name }

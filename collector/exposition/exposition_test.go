@@ -3,6 +3,7 @@ package exposition
 import (
 	"bytes"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"runtime"
 	"strconv"
@@ -265,5 +266,54 @@ func TestNewDescValidatesNames(t *testing.T) {
 		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
 			t.Errorf("NewDesc(%q, %q): error %v, want one containing %q", tt.name, tt.labels, err, tt.wantErr)
 		}
+	}
+}
+
+func TestSnapshotSplitsDetailFamilies(t *testing.T) {
+	sum := MustNewDesc("nic_q_total", "Summed.", Counter, "device")
+	perQueue := MustNewDesc("nic_q_per_queue_total", "Per queue.", Counter, "device", "queue").AsDetail()
+	if sum.IsDetail() || !perQueue.IsDetail() {
+		t.Fatalf("IsDetail: sum %v, perQueue %v; want false, true", sum.IsDetail(), perQueue.IsDetail())
+	}
+	b := NewBuilder()
+	b.Add(perQueue, 1, "eth0", "0")
+	b.Add(sum, 3, "eth0")
+	b.Add(perQueue, 2, "eth0", "1")
+	s := b.Snapshot()
+
+	tests := []struct {
+		name   string
+		part   *Snapshot
+		series int
+		want   string
+	}{
+		{"default", s, 1, "# HELP nic_q_total Summed.\n# TYPE nic_q_total counter\nnic_q_total{device=\"eth0\"} 3\n"},
+		{"detail", s.Detail(), 2, "# HELP nic_q_per_queue_total Per queue.\n# TYPE nic_q_per_queue_total counter\n" +
+			"nic_q_per_queue_total{device=\"eth0\",queue=\"0\"} 1\nnic_q_per_queue_total{device=\"eth0\",queue=\"1\"} 2\n"},
+		{"detail of detail", s.Detail().Detail(), 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if _, err := tt.part.WriteTo(&buf, Text); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, buf.String()); diff != "" {
+				t.Errorf("part (-want +got):\n%s", diff)
+			}
+			if got := tt.part.Series(); got != tt.series {
+				t.Errorf("Series() = %d, want %d", got, tt.series)
+			}
+			if got := tt.part.Size(Text); got != len(tt.want) {
+				t.Errorf("Size(Text) = %d, want %d", got, len(tt.want))
+			}
+			seg := tt.part.Deflated(Text)
+			if seg.Size != len(tt.want) || seg.CRC != crc32.ChecksumIEEE([]byte(tt.want)) {
+				t.Errorf("Deflated: size %d crc %08x, want %d %08x", seg.Size, seg.CRC, len(tt.want), crc32.ChecksumIEEE([]byte(tt.want)))
+			}
+		})
+	}
+	if Empty.Detail() != Empty {
+		t.Error("Empty.Detail() is not Empty")
 	}
 }

@@ -50,6 +50,13 @@ type Config struct {
 	// Gatherer supplies the exporter's own metrics (self-metrics, build
 	// info, Go runtime and process metrics). It may be nil.
 	Gatherer prometheus.Gatherer
+	// Detail makes the handler serve the detail part of each snapshot
+	// (per-queue, per-channel, per-socket series; see
+	// exposition.Desc.AsDetail) instead of the default part, and not the
+	// exporter's own metrics: /metrics/detail. It serves only what
+	// /metrics does not, so a Prometheus job that scrapes both endpoints
+	// never stores a series twice and no sum over jobs counts one twice.
+	Detail bool
 }
 
 // Reasons a scrape fails, as the label of nic_exporter_scrapes_failed_total.
@@ -222,9 +229,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// part returns the part of s the handler serves.
+func (h *Handler) part(s Source) *exposition.Snapshot {
+	if h.cfg.Detail {
+		return s.Snapshot().Detail()
+	}
+	return s.Snapshot()
+}
+
 func (h *Handler) writePlain(w io.Writer, format exposition.Format, encFormat expfmt.Format) error {
 	for _, s := range h.sources {
-		if _, err := s.Snapshot().WriteTo(w, format); err != nil {
+		if _, err := h.part(s).WriteTo(w, format); err != nil {
 			return err
 		}
 	}
@@ -243,6 +258,12 @@ func (h *Handler) writePlain(w io.Writer, format exposition.Format, encFormat ex
 // A rendering that fails part way is logged, and what was rendered is
 // still served: the scrape's snapshots are worth more than its tail.
 func (h *Handler) renderSelf(encFormat expfmt.Format) []byte {
+	if h.cfg.Detail {
+		if encFormat.FormatType() == expfmt.TypeOpenMetrics {
+			return eof
+		}
+		return nil
+	}
 	v, _, _ := h.tails.Do(string(encFormat), func() (any, error) {
 		var buf bytes.Buffer
 		if err := h.writeSelf(&buf, encFormat); err != nil {
@@ -252,6 +273,10 @@ func (h *Handler) renderSelf(encFormat expfmt.Format) []byte {
 	})
 	return v.([]byte)
 }
+
+// eof ends an OpenMetrics answer of the detail handler, which serves no
+// self-metrics.
+var eof = []byte("# EOF\n")
 
 // gzipHeader is a gzip member header: deflate, no flags, no time, unknown OS.
 var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}
@@ -267,7 +292,7 @@ func (h *Handler) writeGzip(w io.Writer, format exposition.Format, encFormat exp
 	var crc uint32
 	var size int
 	for _, s := range h.sources {
-		seg := s.Snapshot().Deflated(format)
+		seg := h.part(s).Deflated(format)
 		if _, err := w.Write(seg.Data); err != nil {
 			return err
 		}

@@ -287,7 +287,20 @@ func BenchmarkScrape(b *testing.B) {
 		b.Run(fmt.Sprintf("cached/series=%d", n), func(b *testing.B) { benchScrape(b, newTestHandler(n, nil), false) })
 		b.Run(fmt.Sprintf("cached-gzip/series=%d", n), func(b *testing.B) { benchScrape(b, newTestHandler(n, nil), true) })
 		b.Run(fmt.Sprintf("constmetrics/series=%d", n), func(b *testing.B) { benchScrape(b, constHandler(n), false) })
+		b.Run(fmt.Sprintf("detail-gzip/series=%d", n), func(b *testing.B) { benchScrape(b, detailHandler(n), true) })
 	}
+}
+
+// detailHandler serves the detail part of a snapshot of n per-queue
+// detail series and one default series, as /metrics/detail does.
+func detailHandler(n int) http.Handler {
+	perQueue := benchCounter.AsDetail()
+	b := exposition.NewBuilder()
+	for i := 0; i < n; i++ {
+		b.Add(perQueue, float64(i)*1234567, fmt.Sprintf("mlx5_%d", i/1000), fmt.Sprint(i%1000))
+	}
+	b.Add(benchGauge, 1, "mlx5_0")
+	return NewHandler([]Source{fixed{b.Snapshot()}}, Config{MaxConcurrent: 4, Detail: true}, zap.NewNop())
 }
 
 // BenchmarkConcurrentScrapes serves a snapshot over real HTTP
@@ -492,6 +505,70 @@ func TestSelfMetricsSharedOnlyByOverlappingScrapes(t *testing.T) {
 	for i, b := range bodies {
 		if !strings.Contains(b, "nic_bench_state{") || !strings.Contains(b, "nic_exporter_test_total 5\n") {
 			t.Errorf("scrape %d is incomplete:\n%s", i, b)
+		}
+	}
+}
+
+func TestDetailHandlerServesOnlyDetailParts(t *testing.T) {
+	sum := exposition.MustNewDesc("nic_t_packets_total", "Summed.", exposition.Counter, "device")
+	perQueue := exposition.MustNewDesc("nic_t_per_queue_packets_total", "Per queue.", exposition.Counter, "device", "queue").AsDetail()
+	b := exposition.NewBuilder()
+	b.Add(sum, 3, "eth0")
+	b.Add(perQueue, 1, "eth0", "0")
+	b.Add(perQueue, 2, "eth0", "1")
+	withDetail := b.Snapshot()
+	b = exposition.NewBuilder()
+	b.Add(benchGauge, 1, "eth1")
+	withoutDetail := b.Snapshot()
+	sources := []Source{fixed{withDetail}, fixed{withoutDetail}}
+
+	tests := []struct {
+		name   string
+		detail bool
+		want   map[string]int // family name -> series
+	}{
+		{"default", false, map[string]int{"nic_t_packets_total": 1, "nic_bench_state": 1, "nic_exporter_test_total": 1}},
+		{"detail", true, map[string]int{"nic_t_per_queue_packets_total": 2}},
+	}
+	for _, tt := range tests {
+		h := NewHandler(sources, Config{Gatherer: selfRegistry(), Detail: tt.detail}, zap.NewNop())
+		for _, accept := range []string{"", "application/openmetrics-text;version=1.0.0"} {
+			for _, enc := range []string{"", "gzip"} {
+				t.Run(fmt.Sprintf("%s/%q/%q", tt.name, accept, enc), func(t *testing.T) {
+					req := httptest.NewRequest("GET", "/metrics", nil)
+					req.Header.Set("Accept", accept)
+					req.Header.Set("Accept-Encoding", enc)
+					rec := httptest.NewRecorder()
+					h.ServeHTTP(rec, req)
+					var body io.Reader = rec.Body
+					if enc == "gzip" {
+						zr, err := gzip.NewReader(rec.Body)
+						if err != nil {
+							t.Fatal(err)
+						}
+						body = zr
+					}
+					raw, err := io.ReadAll(body)
+					if err != nil {
+						t.Fatalf("reading the answer: %v", err)
+					}
+					if accept != "" && !strings.HasSuffix(string(raw), "# EOF\n") {
+						t.Errorf("OpenMetrics answer does not end with # EOF:\n%s", raw)
+					}
+					got := map[string]int{}
+					for _, line := range strings.Split(string(raw), "\n") {
+						if line == "" || strings.HasPrefix(line, "#") {
+							continue
+						}
+						name, _, _ := strings.Cut(line, "{")
+						name, _, _ = strings.Cut(name, " ")
+						got[name]++
+					}
+					if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+						t.Errorf("series by family = %v, want %v\nanswer:\n%s", got, tt.want, raw)
+					}
+				})
+			}
 		}
 	}
 }

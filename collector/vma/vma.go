@@ -25,8 +25,11 @@ type Config struct {
 	Dirs []string
 	// ProcPath is the procfs mount point, normally /proc.
 	ProcPath string
-	// PerSocket adds per-socket series. Off by default: file descriptors
-	// churn and each one makes new series.
+	// PerSocket puts the per-socket series (nic_vma_fd_*) in the default
+	// part of the snapshot, served at /metrics. Off by default: file
+	// descriptors churn and each one makes new series, so they are
+	// detail series (exposition.Desc.AsDetail), served at /metrics/detail
+	// from the same poll.
 	PerSocket bool
 	// Filter selects processes by comm; it is applied after the writer
 	// is verified in procfs and before the file is opened for reading.
@@ -57,6 +60,7 @@ const DefaultMaxFiles = 512
 type Collector struct {
 	cfg Config
 	log *zap.Logger
+	fd  *fdFamilies // the per-socket families, in the part cfg.PerSocket says
 
 	mu    sync.Mutex
 	gen   uint64
@@ -83,7 +87,11 @@ func New(cfg Config, log *zap.Logger) *Collector {
 	if cfg.MaxFiles <= 0 {
 		cfg.MaxFiles = DefaultMaxFiles
 	}
-	return &Collector{cfg: cfg, log: log, procs: make(map[string]*vmaProc)}
+	fd := fdInDetail
+	if cfg.PerSocket {
+		fd = fdInDefault
+	}
+	return &Collector{cfg: cfg, log: log, fd: fd, procs: make(map[string]*vmaProc)}
 }
 
 // Name implements collector.Collector.
@@ -331,7 +339,7 @@ func (v *Collector) Update(ctx context.Context, p *collector.Poll) error {
 		}
 		prev.readerCounter = l.Stats.ReaderCounter
 		prev.observe(l.Stats, v.gen)
-		renderVMA(p, l, prev, v.cfg.PerSocket)
+		renderVMA(p, l, prev, v.fd)
 	}
 	for path := range v.procs {
 		if !keep[path] {
@@ -447,14 +455,36 @@ var (
 		"Sockets of the process that are members of a multicast group.", exposition.Gauge, "pid", "comm", "version", "group")
 
 	vmaFDInfo = exposition.MustNewDesc("nic_vma_fd_info",
-		"A socket known to libvma, value 1 (only with --collector.vma.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote", "offloaded", "tcp_state")
+		"A socket known to libvma, value 1 (a detail series at /metrics/detail; in /metrics too with --collector.vma.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote", "offloaded", "tcp_state")
 	vmaFDRxReadyPackets = exposition.MustNewDesc("nic_vma_fd_rx_ready_packets",
-		"Packets in the socket's receive ready queue (only with --collector.vma.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote")
+		"Packets in the socket's receive ready queue (a detail series at /metrics/detail; in /metrics too with --collector.vma.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote")
 	vmaFDRxReadyBytes = exposition.MustNewDesc("nic_vma_fd_rx_ready_bytes",
-		"Bytes in the socket's receive ready queue (only with --collector.vma.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote")
+		"Bytes in the socket's receive ready queue (a detail series at /metrics/detail; in /metrics too with --collector.vma.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote")
 	vmaFDMember = exposition.MustNewDesc("nic_vma_fd_multicast_member",
-		"1 for each multicast group the socket is a member of (only with --collector.vma.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote", "group")
+		"1 for each multicast group the socket is a member of (a detail series at /metrics/detail; in /metrics too with --collector.vma.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote", "group")
 )
+
+// fdFamilies are the per-socket families, in one part of the snapshot.
+type fdFamilies struct {
+	info, rxReadyPackets, rxReadyBytes, member *exposition.Desc
+	counters                                   []*exposition.Desc // by vmaSockCounters index
+}
+
+// fdInDefault and fdInDetail are the per-socket families in the default
+// part (--collector.vma.per-socket) and in the detail part.
+var fdInDefault, fdInDetail = func() (*fdFamilies, *fdFamilies) {
+	def := &fdFamilies{info: vmaFDInfo, rxReadyPackets: vmaFDRxReadyPackets, rxReadyBytes: vmaFDRxReadyBytes, member: vmaFDMember}
+	det := &fdFamilies{info: vmaFDInfo.AsDetail(), rxReadyPackets: vmaFDRxReadyPackets.AsDetail(), rxReadyBytes: vmaFDRxReadyBytes.AsDetail(), member: vmaFDMember.AsDetail()}
+	asDetail := map[*exposition.Desc]*exposition.Desc{}
+	for _, sc := range vmaSockCounters {
+		if asDetail[sc.fd] == nil {
+			asDetail[sc.fd] = sc.fd.AsDetail()
+		}
+		def.counters = append(def.counters, sc.fd)
+		det.counters = append(det.counters, asDetail[sc.fd])
+	}
+	return def, det
+}()
 
 // vmaSockCounter maps one per-socket counter to its families: the
 // process aggregate and the per-socket one, with extra label values.
@@ -468,7 +498,7 @@ type vmaSockCounter struct {
 func vmaSockFamilies(name, help string, extraLabels ...string) (*exposition.Desc, *exposition.Desc) {
 	agg := exposition.MustNewDesc("nic_vma_socket_"+name+"_total", help+" Summed over the process's sockets, including closed ones.",
 		exposition.Counter, append([]string{"pid", "comm", "version"}, extraLabels...)...)
-	fd := exposition.MustNewDesc("nic_vma_fd_"+name+"_total", help+" Per socket (only with --collector.vma.per-socket).",
+	fd := exposition.MustNewDesc("nic_vma_fd_"+name+"_total", help+" Per socket (a detail series at /metrics/detail; in /metrics too with --collector.vma.per-socket).",
 		exposition.Counter, append([]string{"pid", "comm", "version", "fd", "protocol", "local", "remote"}, extraLabels...)...)
 	return agg, fd
 }
@@ -510,7 +540,7 @@ var vmaSockCounters = func() []vmaSockCounter {
 // tcpStates are lwip's TCP state names.
 var tcpStates = []string{"CLOSED", "LISTEN", "SYN_SENT", "SYN_RCVD", "ESTABLISHED", "FIN_WAIT_1", "FIN_WAIT_2", "CLOSE_WAIT", "CLOSING", "LAST_ACK", "TIME_WAIT"}
 
-func renderVMA(p *collector.Poll, l *vmastats.Loaded, st *vmaProc, perSocket bool) {
+func renderVMA(p *collector.Poll, l *vmastats.Loaded, st *vmaProc, fd *fdFamilies) {
 	s := l.Stats
 	pid, comm, version := strconv.Itoa(l.Process.PID), l.Process.Comm, s.Version()
 	base := []string{pid, comm, version}
@@ -629,9 +659,6 @@ func renderVMA(p *collector.Poll, l *vmastats.Loaded, st *vmaProc, perSocket boo
 		p.Add(vmaMCGroup, float64(g.Sockets), with(name)...)
 	}
 
-	if !perSocket {
-		return
-	}
 	fdSeen := make(map[[4]string]bool, len(s.Sockets))
 	for i := range s.Sockets {
 		k := &s.Sockets[i]
@@ -657,17 +684,17 @@ func renderVMA(p *collector.Poll, l *vmastats.Loaded, st *vmaProc, perSocket boo
 		if k.Type == vmastats.SockStream && int(k.TCPState) < len(tcpStates) {
 			state = tcpStates[k.TCPState]
 		}
-		p.Add(vmaFDInfo, 1, append(fdl[:len(fdl):len(fdl)], strconv.FormatBool(k.Offloaded), state)...)
-		p.Add(vmaFDRxReadyPackets, float64(k.RxReadyPkts), fdl...)
-		p.Add(vmaFDRxReadyBytes, float64(k.RxReadyBytes), fdl...)
-		for _, sc := range vmaSockCounters {
-			p.Add(sc.fd, float64(ss.counters[sc.c].total), append(fdl[:len(fdl):len(fdl)], sc.extra...)...)
+		p.Add(fd.info, 1, append(fdl[:len(fdl):len(fdl)], strconv.FormatBool(k.Offloaded), state)...)
+		p.Add(fd.rxReadyPackets, float64(k.RxReadyPkts), fdl...)
+		p.Add(fd.rxReadyBytes, float64(k.RxReadyBytes), fdl...)
+		for i, sc := range vmaSockCounters {
+			p.Add(fd.counters[i], float64(ss.counters[sc.c].total), append(fdl[:len(fdl):len(fdl)], sc.extra...)...)
 		}
 		member := make(map[string]bool, len(k.MCGroups))
 		for _, g := range k.MCGroups {
 			if name, ok := groups[g]; ok && !member[name] {
 				member[name] = true
-				p.Add(vmaFDMember, 1, append(fdl[:len(fdl):len(fdl)], name)...)
+				p.Add(fd.member, 1, append(fdl[:len(fdl):len(fdl)], name)...)
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -440,5 +441,69 @@ func TestVMAProcSocketChurn(t *testing.T) {
 			t.Fatalf("step %d: total %d, want %d (previous %d)", i, got, step.want, last)
 		}
 		last = got
+	}
+}
+
+// TestVMAPerSocketPart checks which part of the snapshot the per-socket
+// series go to: the detail part by default, the default part with
+// PerSocket; never both, and the same series either way.
+func TestVMAPerSocketPart(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(sharedVMADir(t), "golden_9.8.84_fd4.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pid = 20795
+	parts := map[bool][2]string{}
+	for _, perSocket := range []bool{false, true} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, vmastats.FilePrefix+strconv.Itoa(pid)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := New(Config{Dirs: []string{dir}, PerSocket: perSocket, Settle: time.Nanosecond,
+			Liveness: fixedLiveness{vmastats.Process{PID: pid, Comm: "gen_golden", StartTicks: 1}}}, zap.NewNop())
+		b := exposition.NewBuilder()
+		if err := c.Update(context.Background(), collector.NewPoll(b, collector.NewSourceErrors(zap.NewNop(), time.Hour))); err != nil {
+			t.Fatal(err)
+		}
+		snap := b.Snapshot()
+		parts[perSocket] = [2]string{snap.String(), snap.Detail().String()}
+	}
+	tests := []struct {
+		name            string
+		perSocket       bool
+		inDefault, want bool
+	}{
+		{"default part without the flag", false, true, false},
+		{"detail part without the flag", false, false, true},
+		{"default part with the flag", true, true, true},
+		{"detail part with the flag", true, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text := parts[tt.perSocket][1]
+			if tt.inDefault {
+				text = parts[tt.perSocket][0]
+			}
+			for _, fam := range []string{"nic_vma_fd_info{", "nic_vma_fd_packets_total{", "nic_vma_fd_rx_ready_packets{"} {
+				if got := strings.Contains(text, fam); got != tt.want {
+					t.Errorf("has %s = %v, want %v", fam, got, tt.want)
+				}
+			}
+		})
+	}
+	samples := func(texts ...string) string {
+		var lines []string
+		for _, text := range texts {
+			for _, l := range strings.Split(text, "\n") {
+				if l != "" && !strings.HasPrefix(l, "#") {
+					lines = append(lines, l)
+				}
+			}
+		}
+		sort.Strings(lines)
+		return strings.Join(lines, "\n")
+	}
+	if samples(parts[false][0], parts[false][1]) != samples(parts[true][0]) {
+		t.Error("the two parts without the flag do not hold the same samples as the default part with it")
 	}
 }
