@@ -22,8 +22,8 @@ import (
 // (both ends inside it) and a sysfs mounted by a process in that
 // namespace, so its class/net lists the namespace's interfaces. It
 // returns the namespace file and the sysfs mount point; the mount and the
-// namespace are removed when b ends, also when it fails.
-func vethHost(b *testing.B, pairs int) (netns, sysfsRoot string) {
+// namespace are removed when the test ends, also when it fails.
+func vethHost(b testing.TB, pairs int) (netns, sysfsRoot string) {
 	b.Helper()
 	testenv.Root(b)
 	testenv.LookPath(b, "ip")
@@ -37,6 +37,9 @@ func vethHost(b *testing.B, pairs int) (netns, sysfsRoot string) {
 	ns := fmt.Sprintf("nicexp-ndb-%d", os.Getpid())
 	run("ip", "netns", "add", ns)
 	b.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	// No IPv6, so that only the test's packets move the counters.
+	run("ip", "netns", "exec", ns, "sh", "-c", "[ -d /proc/sys/net/ipv6 ] || exit 0; "+
+		"sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
 	var batch strings.Builder
 	batch.WriteString("link set lo up\n")
 	for i := range pairs {
