@@ -58,19 +58,18 @@ func vethHost(b testing.TB, pairs int) (netns, sysfsRoot string) {
 	return "/run/netns/" + ns, root
 }
 
-// BenchmarkNetdevVeth measures the cost per interface of what netdev
-// reads each poll, on 64 veth pairs (129 interfaces with lo) in a test
-// namespace: "sysfs-poll" is today's full netdev poll through the
-// namespace's sysfs (state, MTU, carrier, 25 statistics files per
-// interface, device links); "rtnl-dump" is one RTM_GETLINK dump of the
-// same interfaces through internal/rtnl, which carries the state, MTU,
-// carrier, carrier changes and the 64-bit statistics. Both report
-// ns/interface.
+// BenchmarkNetdevVeth measures the netdev poll cost per interface on 64
+// veth pairs (129 interfaces with lo) in a test namespace whose sysfs is
+// mounted from inside it: "sysfs-poll" is the full poll with SysfsLinks
+// (the code path before rtnetlink: state, MTU, carrier, 25 statistics
+// files and more per interface), "rtnl-poll" the full poll with RtnlLinks
+// (one RTM_GETLINK dump, then sysfs only for address, speed and device
+// links), and "rtnl-dump" the dump alone. All report ns/interface.
 func BenchmarkNetdevVeth(b *testing.B) {
 	netns, root := vethHost(b, 64)
 	const ifaces = 129
-	b.Run("sysfs-poll", func(b *testing.B) {
-		c := New(Config{SysfsPath: root}, zap.NewNop())
+	poll := func(b *testing.B, links LinkSource) {
+		c := New(Config{SysfsPath: root, Links: links}, zap.NewNop())
 		errs := collector.NewSourceErrors(zap.NewNop(), time.Hour)
 		bld := exposition.NewBuilder()
 		b.ReportAllocs()
@@ -83,7 +82,19 @@ func BenchmarkNetdevVeth(b *testing.B) {
 				b.Fatalf("polled %d interfaces, want %d", n, ifaces)
 			}
 		}
+		if got := errs.Counts(); len(got) != 0 {
+			b.Fatalf("source errors: %v", got)
+		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/ifaces, "ns/interface")
+	}
+	b.Run("sysfs-poll", func(b *testing.B) { poll(b, nil) })
+	b.Run("rtnl-poll", func(b *testing.B) {
+		links, err := NewRtnlLinks(netns)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer links.Close()
+		poll(b, links)
 	})
 	b.Run("rtnl-dump", func(b *testing.B) {
 		c, err := rtnl.Dial(netns)
