@@ -1,11 +1,16 @@
 package rtnl
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
+
+// ErrNotNamespace says a path given as a network namespace is not a
+// namespace file (nsfs).
+var ErrNotNamespace = errors.New("not a network namespace file")
 
 // Conn is an rtnetlink socket in one network namespace. It is safe for
 // concurrent use (github.com/mdlayher/netlink serialises requests).
@@ -21,11 +26,20 @@ type Conn struct {
 func Dial(netns string) (*Conn, error) {
 	cfg := &netlink.Config{}
 	if netns != "" {
-		fd, err := unix.Open(netns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		// O_NONBLOCK: a FIFO given as the namespace opens at once and is
+		// then refused by the file system check, instead of blocking.
+		fd, err := unix.Open(netns, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 		if err != nil {
 			return nil, fmt.Errorf("opening network namespace %s: %w", netns, err)
 		}
 		defer unix.Close(fd)
+		var st unix.Statfs_t
+		if err := unix.Fstatfs(fd, &st); err != nil {
+			return nil, fmt.Errorf("network namespace %s: %w", netns, err)
+		}
+		if st.Type != unix.NSFS_MAGIC {
+			return nil, fmt.Errorf("network namespace %s: %w", netns, ErrNotNamespace)
+		}
 		cfg.NetNS = fd
 	}
 	c, err := netlink.Dial(unix.NETLINK_ROUTE, cfg)

@@ -2,6 +2,7 @@ package rtnl
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -297,5 +298,28 @@ func TestCapture(t *testing.T) {
 	}
 	if strings.Join(names, " ") != "lo va" {
 		t.Errorf("dumped %v, want lo and va", names)
+	}
+}
+
+func TestDialNotNamespace(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	regular := filepath.Join(dir, "file")
+	if err := os.WriteFile(regular, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{fifo, regular} {
+		if c, err := Dial(path); !errors.Is(err, ErrNotNamespace) {
+			if c != nil {
+				c.Close()
+			}
+			t.Errorf("Dial(%s) = %v, want ErrNotNamespace", path, err)
+		}
+	}
+	if _, err := Dial(filepath.Join(dir, "missing")); err == nil {
+		t.Error("Dial of a missing file succeeded")
 	}
 }
