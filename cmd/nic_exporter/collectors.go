@@ -171,7 +171,14 @@ func collectorSpecs() []collectorSpec {
 }
 
 func buildNetdev(_ *extraFlags, src *Sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {
-	return netdev.New(netdev.Config{SysfsPath: src.SysfsPath, Filter: f}, log), nil
+	var links netdev.LinkSource // nil: sysfs at SysfsPath
+	if src.NetdevLinks != nil {
+		var err error
+		if links, err = src.NetdevLinks(); err != nil {
+			return nil, fmt.Errorf("opening the netdev interface list: %w", err)
+		}
+	}
+	return netdev.New(netdev.Config{SysfsPath: src.SysfsPath, Filter: f, Links: links}, log), nil
 }
 
 func buildInfiniBand(_ *extraFlags, src *Sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {

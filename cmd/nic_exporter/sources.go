@@ -7,6 +7,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector/devlinkhealth"
 	"github.com/nic-exporter/nic_exporter/collector/ethtool"
 	"github.com/nic-exporter/nic_exporter/collector/kmsg"
+	"github.com/nic-exporter/nic_exporter/collector/netdev"
 	"github.com/nic-exporter/nic_exporter/internal/demo"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 	"github.com/nic-exporter/nic_exporter/vmastats"
@@ -20,6 +21,9 @@ type Sources struct {
 	// SysfsPath is the sysfs mount point the netdev and infiniband
 	// collectors read.
 	SysfsPath string
+	// NetdevLinks opens the netdev collector's interface list: an
+	// rtnetlink dump on a host, the demo's sysfs tree on the demo host.
+	NetdevLinks func() (netdev.LinkSource, error)
 	// ProcPath is the procfs mount point.
 	ProcPath string
 
@@ -57,8 +61,15 @@ func hostSources(o *options) *Sources {
 	x := &o.extra
 	return &Sources{
 		SysfsPath: o.sysfs,
-		ProcPath:  o.procfs,
-		VMADirs:   x.vmaDirs,
+		NetdevLinks: func() (netdev.LinkSource, error) {
+			l, err := netdev.NewRtnlLinks("")
+			if err != nil {
+				return nil, err
+			}
+			return l, nil
+		},
+		ProcPath: o.procfs,
+		VMADirs:  x.vmaDirs,
 		Ethtool: func() (ethtool.Source, error) {
 			s, err := ethtoolioctl.New(x.ethtoolNetns)
 			if err != nil && x.ethtoolNetns != "" {
@@ -82,6 +93,7 @@ func demoSources(h *demo.Host, o *options) *Sources {
 	dl := h.Devlink()
 	return &Sources{
 		SysfsPath:   h.SysfsPath(), // includes /sys/class/infiniband
+		NetdevLinks: func() (netdev.LinkSource, error) { return netdev.NewSysfsLinks(h.SysfsPath()), nil },
 		ProcPath:    o.procfs,
 		VMADirs:     []string{h.VMADir()},
 		VMALiveness: h.VMALiveness(),

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"syscall"
 
 	"go.uber.org/zap"
 
@@ -27,12 +26,18 @@ type Config struct {
 	// Filter selects interfaces by name; it is applied before any file of
 	// an interface is read.
 	Filter collector.NameFilter
+	// Links lists the interfaces with their state and statistics: an
+	// RtnlLinks on a real host, nil for a SysfsLinks at SysfsPath (the
+	// demo host and fixture trees, which have no rtnetlink).
+	Links LinkSource
 }
 
-// Collector exports the kernel's view of network interfaces from
-// /sys/class/net: operational and administrative state, carrier and its
-// changes, speed, MTU, interface statistics, and, for interfaces backed by
-// a PCI device, the PCIe link and NUMA node.
+// Collector exports the kernel's view of network interfaces: operational
+// and administrative state, carrier and its changes, MTU and interface
+// statistics from its LinkSource (one rtnetlink dump per poll on a real
+// host), and from /sys/class/net what rtnetlink lacks: speed, MAC address,
+// driver and, for interfaces backed by a PCI device, the PCIe link and
+// NUMA node.
 //
 // It reads sysfs through internal/sysfs rather than procfs'
 // NetClassByIface and NetClassPCIDevice: those read every attribute of an
@@ -43,12 +48,17 @@ type Config struct {
 type Collector struct {
 	cfg         Config
 	log         *zap.Logger
+	links       LinkSource
 	unsupported *sysfs.UnsupportedSet
 }
 
 // New returns a netdev collector.
 func New(cfg Config, log *zap.Logger) *Collector {
-	return &Collector{cfg: cfg, log: log, unsupported: sysfs.NewUnsupportedSet()}
+	links := cfg.Links
+	if links == nil {
+		links = NewSysfsLinks(cfg.SysfsPath)
+	}
+	return &Collector{cfg: cfg, log: log, links: links, unsupported: sysfs.NewUnsupportedSet()}
 }
 
 // Name implements collector.Collector.
@@ -140,16 +150,10 @@ var operStates = map[string]float64{
 
 // netIface is what one poll read of one interface.
 type netIface struct {
-	name      string
+	Link
 	address   string
 	driver    string
-	operState string
-	adminUp   sysfs.Optional
-	carrier   sysfs.Optional
-	changes   sysfs.Optional
 	speedMbps sysfs.Optional
-	mtu       sysfs.Optional
-	stats     []sysfs.Optional
 	pci       *pciLink
 }
 
@@ -162,31 +166,21 @@ type pciLink struct {
 
 // Update implements collector.Collector.
 func (n *Collector) Update(ctx context.Context, p *collector.Poll) error {
-	root := filepath.Join(n.cfg.SysfsPath, "class", "net")
-	entries, err := os.ReadDir(root)
+	links, err := n.links.Links(n.cfg.Filter, p)
 	if err != nil {
 		return fmt.Errorf("listing network interfaces: %w", err)
 	}
-	names := make([]string, 0, len(entries))
-	for _, e := range entries {
-		if n.cfg.Filter.Match(e.Name()) {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
-	seen := make(map[string]bool, len(names))
+	sort.Slice(links, func(i, j int) bool { return links[i].Name < links[j].Name })
+	root := filepath.Join(n.cfg.SysfsPath, "class", "net")
+	seen := make(map[string]bool, len(links))
 	devices := 0
-	for _, name := range names {
+	for _, l := range links {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ifc, identity, err := n.read(filepath.Join(root, name), name, p)
+		ifc, identity, err := n.read(filepath.Join(root, l.Name), l, p)
 		if errors.Is(err, sysfs.ErrVanished) {
-			n.log.Debug("interface vanished during the poll", zap.String("device", name))
-			continue
-		}
-		if err != nil {
-			p.SourceError(filepath.Join(root, name), err)
+			n.log.Debug("interface vanished during the poll", zap.String("device", l.Name))
 			continue
 		}
 		seen[identity] = true
@@ -198,102 +192,20 @@ func (n *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	return nil
 }
 
-// read reads one interface. Single unreadable attributes are reported to
-// p and left out; sysfs.ErrVanished means the whole interface went away.
-func (n *Collector) read(dir, name string, p *collector.Poll) (*netIface, string, error) {
-	ifindex, err := sysfs.ReadAttr(filepath.Join(dir, "ifindex"))
-	if err != nil {
-		if sysfs.IsNotExist(err) {
-			return nil, "", sysfs.ErrVanished
+// read reads from sysfs what the link source lacks. Single unreadable
+// attributes are reported to p and left out; sysfs.ErrVanished means the
+// whole interface went away.
+func (n *Collector) read(dir string, l Link, p *collector.Poll) (*netIface, string, error) {
+	identity := l.Name + "#" + strconv.Itoa(l.Index)
+	ifc := &netIface{Link: l}
+	r := &attrReader{dir: dir, identity: identity, unsupported: n.unsupported, p: p}
+	ifc.address, _ = r.get("address", true)
+	// speed answers EINVAL while the link is down; that is the state, not
+	// an error.
+	if l.Carrier.OK && l.Carrier.V == 1 {
+		if sp := r.num("speed", true); sp.OK && sp.V >= 0 {
+			ifc.speedMbps = sp
 		}
-		return nil, "", err
-	}
-	identity := name + "#" + ifindex
-	ifc := &netIface{name: name, stats: make([]sysfs.Optional, len(netStats))}
-	vanished := false
-	// get reads one attribute; expected absences are silent, other errors
-	// are reported once per attribute identity.
-	get := func(rel string, optionalFile bool) (string, bool) {
-		if n.unsupported.Has(identity, rel) {
-			return "", false
-		}
-		s, err := sysfs.ReadAttr(filepath.Join(dir, rel))
-		if err == nil {
-			return s, true
-		}
-		switch {
-		case sysfs.IsNotExist(err):
-			if _, serr := os.Stat(dir); serr != nil {
-				vanished = true
-				return "", false
-			}
-			if optionalFile {
-				return "", false
-			}
-		case errors.Is(err, syscall.EINVAL), errors.Is(err, syscall.EOPNOTSUPP):
-			// The driver does not support it; remember, so it is not read
-			// again for this interface.
-			n.unsupported.Add(identity, rel)
-			if rel == "speed" {
-				// Drivers without a speed (loopback, IPoIB, many virtual
-				// devices) answer EINVAL: documented as an absent series,
-				// not an error.
-				return "", false
-			}
-		}
-		p.SourceError(filepath.Join(dir, rel), err)
-		return "", false
-	}
-	num := func(rel string, optionalFile bool) sysfs.Optional {
-		s, ok := get(rel, optionalFile)
-		if !ok {
-			return sysfs.Optional{}
-		}
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			if u, uerr := sysfs.ParseUint(s); uerr == nil {
-				return sysfs.Optional{V: float64(u), OK: true}
-			}
-			p.SourceError(filepath.Join(dir, rel), fmt.Errorf("%w: %q", collector.ErrParse, s))
-			return sysfs.Optional{}
-		}
-		return sysfs.Optional{V: v, OK: true}
-	}
-	// counter reads a counter: one unsigned integer parse for every
-	// counter source, so NaN, Inf, exponents and negative values are a
-	// source error and never a _total sample.
-	counter := func(rel string, optionalFile bool) sysfs.Optional {
-		s, ok := get(rel, optionalFile)
-		if !ok {
-			return sysfs.Optional{}
-		}
-		v, err := sysfs.ParseCounter(s)
-		if err != nil {
-			p.SourceError(filepath.Join(dir, rel), err)
-			return sysfs.Optional{}
-		}
-		return sysfs.Optional{V: float64(v), OK: true}
-	}
-
-	ifc.address, _ = get("address", true)
-	ifc.operState, _ = get("operstate", false)
-	if flags := num("flags", false); flags.OK {
-		ifc.adminUp = sysfs.Optional{V: float64(uint64(flags.V) & syscall.IFF_UP), OK: true}
-	}
-	// carrier and speed answer EINVAL while the interface is down; that
-	// is the state, not an error.
-	if ifc.adminUp.OK && ifc.adminUp.V == 1 {
-		ifc.carrier = num("carrier", false)
-		if ifc.carrier.OK && ifc.carrier.V == 1 {
-			if sp := num("speed", true); sp.OK && sp.V >= 0 {
-				ifc.speedMbps = sp
-			}
-		}
-	}
-	ifc.changes = counter("carrier_changes", true)
-	ifc.mtu = num("mtu", false)
-	for i, st := range netStats {
-		ifc.stats[i] = counter(filepath.Join("statistics", st.file), true)
 	}
 	if target, err := filepath.EvalSymlinks(filepath.Join(dir, "device")); err == nil {
 		if drv, err := os.Readlink(filepath.Join(target, "driver")); err == nil {
@@ -301,7 +213,7 @@ func (n *Collector) read(dir, name string, p *collector.Poll) (*netIface, string
 		}
 		ifc.pci = n.readPCI(target, identity, p)
 	}
-	if vanished {
+	if r.vanished {
 		return nil, "", sysfs.ErrVanished
 	}
 	return ifc, identity, nil
@@ -377,30 +289,30 @@ func emitNetIface(p *collector.Poll, ifc *netIface) {
 	if ifc.pci != nil {
 		pciAddr = ifc.pci.address
 	}
-	p.Add(netdevInfo, 1, ifc.name, ifc.address, ifc.driver, pciAddr)
-	if v, ok := operStates[ifc.operState]; ok {
-		p.Add(netdevOperState, v, ifc.name)
-		p.Add(netdevUp, collector.Bool(v == 1), ifc.name)
+	p.Add(netdevInfo, 1, ifc.Name, ifc.address, ifc.driver, pciAddr)
+	if v, ok := operStates[ifc.OperState]; ok {
+		p.Add(netdevOperState, v, ifc.Name)
+		p.Add(netdevUp, collector.Bool(v == 1), ifc.Name)
 	}
-	sysfs.AddOpt(p, netdevAdminUp, ifc.adminUp, ifc.name)
-	sysfs.AddOpt(p, netdevCarrier, ifc.carrier, ifc.name)
-	sysfs.AddOpt(p, netdevCarrierChanges, ifc.changes, ifc.name)
+	sysfs.AddOpt(p, netdevAdminUp, ifc.AdminUp, ifc.Name)
+	sysfs.AddOpt(p, netdevCarrier, ifc.Carrier, ifc.Name)
+	sysfs.AddOpt(p, netdevCarrierChanges, ifc.CarrierChanges, ifc.Name)
 	if ifc.speedMbps.OK {
-		p.Add(netdevSpeed, ifc.speedMbps.V*1e6/8, ifc.name)
+		p.Add(netdevSpeed, ifc.speedMbps.V*1e6/8, ifc.Name)
 	}
-	sysfs.AddOpt(p, netdevMTU, ifc.mtu, ifc.name)
+	sysfs.AddOpt(p, netdevMTU, ifc.MTU, ifc.Name)
 	for i, st := range netStats {
-		sysfs.AddOpt(p, st.desc, ifc.stats[i], ifc.name)
+		sysfs.AddOpt(p, st.desc, ifc.Stats[i], ifc.Name)
 	}
 	if l := ifc.pci; l != nil {
-		sysfs.AddOpt(p, pcieCurSpeed, l.curSpeed, ifc.name, l.address)
-		sysfs.AddOpt(p, pcieMaxSpeed, l.maxSpeed, ifc.name, l.address)
-		sysfs.AddOpt(p, pcieCurWidth, l.curWidth, ifc.name, l.address)
-		sysfs.AddOpt(p, pcieMaxWidth, l.maxWidth, ifc.name, l.address)
+		sysfs.AddOpt(p, pcieCurSpeed, l.curSpeed, ifc.Name, l.address)
+		sysfs.AddOpt(p, pcieMaxSpeed, l.maxSpeed, ifc.Name, l.address)
+		sysfs.AddOpt(p, pcieCurWidth, l.curWidth, ifc.Name, l.address)
+		sysfs.AddOpt(p, pcieMaxWidth, l.maxWidth, ifc.Name, l.address)
 		if l.curSpeed.OK && l.maxSpeed.OK && l.curWidth.OK && l.maxWidth.OK {
 			degraded := l.curSpeed.V < l.maxSpeed.V || l.curWidth.V < l.maxWidth.V
-			p.Add(pcieDegraded, collector.Bool(degraded), ifc.name, l.address)
+			p.Add(pcieDegraded, collector.Bool(degraded), ifc.Name, l.address)
 		}
-		sysfs.AddOpt(p, pcieNUMA, l.numa, ifc.name, l.address)
+		sysfs.AddOpt(p, pcieNUMA, l.numa, ifc.Name, l.address)
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/safchain/ethtool"
 	"golang.org/x/sys/unix"
+
+	"github.com/nic-exporter/nic_exporter/internal/rtnl"
 )
 
 // Source is the kernel's ethtool interface as the ethtool collector reads
@@ -31,12 +33,10 @@ import (
 type Source struct {
 	mu   sync.Mutex
 	et   *ethtool.Ethtool
-	fd   int // AF_INET datagram socket for GSTRINGS and GSTATS
-	nl   int // NETLINK_ROUTE socket for the link dump
-	seq  uint32
-	mem  []byte // scratch; the page after mem[:size] is the guard
+	fd   int        // AF_INET datagram socket for GSTRINGS and GSTATS
+	nl   *rtnl.Conn // rtnetlink socket for the link dump
+	mem  []byte     // scratch; the page after mem[:size] is the guard
 	size int
-	recv []byte
 }
 
 // New opens the sockets of a Source. With netns empty
@@ -45,7 +45,7 @@ type Source struct {
 // sockets are opened inside it, so every later call reads that namespace
 // from any goroutine, whatever namespace its thread is in.
 func New(netns string) (*Source, error) {
-	s := &Source{fd: -1, nl: -1}
+	s := &Source{fd: -1}
 	err := inNetns(netns, func() error {
 		var err error
 		if s.et, err = ethtool.NewEthtool(); err != nil {
@@ -54,23 +54,15 @@ func New(netns string) (*Source, error) {
 		if s.fd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
 			return fmt.Errorf("opening the statistics socket: %w", err)
 		}
-		if s.nl, err = unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE); err != nil {
-			return fmt.Errorf("opening the rtnetlink socket: %w", err)
-		}
 		return nil
 	})
 	if err == nil {
-		err = unix.Bind(s.nl, &unix.SockaddrNetlink{Family: unix.AF_NETLINK})
-	}
-	if err == nil {
-		// A link dump never blocks a poll for longer than this.
-		err = unix.SetsockoptTimeval(s.nl, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 5})
+		s.nl, err = rtnl.Dial(netns)
 	}
 	if err != nil {
 		s.Close()
 		return nil, err
 	}
-	s.recv = make([]byte, 64*1024)
 	return s, nil
 }
 
@@ -82,11 +74,13 @@ func (s *Source) Close() error {
 		s.et.Close()
 		s.et = nil
 	}
-	for _, fd := range []*int{&s.fd, &s.nl} {
-		if *fd >= 0 {
-			unix.Close(*fd)
-			*fd = -1
-		}
+	if s.fd >= 0 {
+		unix.Close(s.fd)
+		s.fd = -1
+	}
+	if s.nl != nil {
+		s.nl.Close()
+		s.nl = nil
 	}
 	if s.mem != nil {
 		err := unix.Munmap(s.mem)
@@ -145,67 +139,21 @@ func inNetns(path string, f func() error) error {
 }
 
 // Interfaces lists the network interfaces with their indexes, from an
-// RTM_GETLINK dump.
+// RTM_GETLINK dump (internal/rtnl).
 func (s *Source) Interfaces() ([]Interface, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.seq++
-	seq := s.seq
-	req := make([]byte, unix.NLMSG_HDRLEN+unix.SizeofIfInfomsg)
-	binary.NativeEndian.PutUint32(req[0:4], uint32(len(req)))
-	binary.NativeEndian.PutUint16(req[4:6], unix.RTM_GETLINK)
-	binary.NativeEndian.PutUint16(req[6:8], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
-	binary.NativeEndian.PutUint32(req[8:12], seq)
-	req[unix.NLMSG_HDRLEN] = unix.AF_UNSPEC
-	if err := unix.Sendto(s.nl, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return nil, fmt.Errorf("sending the link dump request: %w", err)
+	links, err := s.nl.Links()
+	if err != nil {
+		return nil, err
 	}
-	var out []Interface
-	for {
-		n, _, err := unix.Recvfrom(s.nl, s.recv, 0)
-		if err != nil {
-			return nil, fmt.Errorf("reading the link dump: %w", err)
-		}
-		msgs, err := syscall.ParseNetlinkMessage(s.recv[:n])
-		if err != nil {
-			return nil, fmt.Errorf("parsing the link dump: %w", err)
-		}
-		for i := range msgs {
-			m := &msgs[i]
-			if m.Header.Seq != seq {
-				continue // left over from an abandoned dump
-			}
-			switch m.Header.Type {
-			case unix.NLMSG_DONE:
-				return out, nil
-			case unix.NLMSG_ERROR:
-				if len(m.Data) >= 4 {
-					if code := int32(binary.NativeEndian.Uint32(m.Data[:4])); code != 0 {
-						return nil, fmt.Errorf("link dump: %w", syscall.Errno(-code))
-					}
-				}
-				return out, nil
-			case unix.RTM_NEWLINK:
-				if len(m.Data) < unix.SizeofIfInfomsg {
-					continue
-				}
-				index := int(int32(binary.NativeEndian.Uint32(m.Data[4:8])))
-				attrs, err := syscall.ParseNetlinkRouteAttr(m)
-				if err != nil {
-					continue
-				}
-				for _, a := range attrs {
-					if a.Attr.Type == unix.IFLA_IFNAME {
-						name := string(a.Value)
-						if i := indexByte(name, 0); i >= 0 {
-							name = name[:i]
-						}
-						out = append(out, Interface{Name: name, Index: index})
-					}
-				}
-			}
+	out := make([]Interface, 0, len(links))
+	for _, l := range links {
+		if l.Name != "" {
+			out = append(out, Interface{Name: l.Name, Index: l.Index})
 		}
 	}
+	return out, nil
 }
 
 func indexByte(s string, c byte) int {

@@ -1,8 +1,8 @@
 // Package ethtoolioctl reads a network namespace's interfaces, driver
 // information, link settings and driver statistics from the kernel: the
 // SIOCETHTOOL ioctl with a guard page behind its scratch memory, and an
-// rtnetlink RTM_GETLINK dump for the interface list, on sockets opened in
-// one network namespace. It also defines the values that the ethtool
+// rtnetlink RTM_GETLINK dump (internal/rtnl) for the interface list, on
+// sockets opened in one network namespace. It also defines the values that the ethtool
 // collector and its test and demo sources (internal/ethtooldump) exchange.
 package ethtoolioctl
 
