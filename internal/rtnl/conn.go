@@ -1,3 +1,5 @@
+//go:build linux
+
 package rtnl
 
 import (
@@ -64,7 +66,7 @@ func (c *Conn) Links() ([]Link, error) {
 	}
 	out := make([]Link, 0, len(msgs))
 	for _, m := range msgs {
-		if m.Header.Type != unix.RTM_NEWLINK {
+		if m.Header.Type != rtmNewlink {
 			continue
 		}
 		l, err := ParseLink(m.Data)
@@ -80,11 +82,11 @@ func (c *Conn) Links() ([]Link, error) {
 func (c *Conn) dump() ([]netlink.Message, error) {
 	req := netlink.Message{
 		Header: netlink.Header{
-			Type:  unix.RTM_GETLINK,
+			Type:  rtmGetlink,
 			Flags: netlink.Request | netlink.Dump,
 		},
 		// struct ifinfomsg with ifi_family AF_UNSPEC: every interface.
-		Data: make([]byte, unix.SizeofIfInfomsg),
+		Data: make([]byte, sizeofIfInfomsg),
 	}
 	msgs, err := c.c.Execute(req)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/mdlayher/netlink"
-	"golang.org/x/sys/unix"
 )
 
 // StatNames names the fields of struct rtnl_link_stats64
@@ -87,13 +86,13 @@ var ErrTruncated = errors.New("truncated rtnetlink message")
 // include/uapi/linux/if_link.h (field i at byte 8*i, native byte order).
 func ParseLink(b []byte) (Link, error) {
 	var l Link
-	if len(b) < unix.SizeofIfInfomsg {
+	if len(b) < sizeofIfInfomsg {
 		return l, fmt.Errorf("ifinfomsg of %d bytes: %w", len(b), ErrTruncated)
 	}
 	// struct ifinfomsg: family u8, pad u8, type u16, index s32, flags u32, change u32.
 	l.Index = int(int32(binary.NativeEndian.Uint32(b[4:8])))
 	l.Flags = binary.NativeEndian.Uint32(b[8:12])
-	ad, err := netlink.NewAttributeDecoder(b[unix.SizeofIfInfomsg:])
+	ad, err := netlink.NewAttributeDecoder(b[sizeofIfInfomsg:])
 	if err != nil {
 		return l, fmt.Errorf("link %d attributes: %w", l.Index, err)
 	}
@@ -101,25 +100,25 @@ func ParseLink(b []byte) (Link, error) {
 	for ad.Next() {
 		data := ad.Bytes()
 		switch ad.Type() {
-		case unix.IFLA_IFNAME:
+		case iflaIfname:
 			l.Name = ad.String()
-		case unix.IFLA_OPERSTATE:
+		case iflaOperstate:
 			if len(data) >= 1 {
 				l.HasOperState, l.OperState = true, data[0]
 			}
-		case unix.IFLA_MTU:
+		case iflaMTU:
 			l.HasMTU, l.MTU = u32(data)
-		case unix.IFLA_CARRIER:
+		case iflaCarrier:
 			if len(data) >= 1 {
 				l.HasCarrier, l.Carrier = true, data[0] != 0
 			}
-		case unix.IFLA_CARRIER_CHANGES:
+		case iflaCarrierChanges:
 			l.HasCarrierChanges, l.CarrierChanges = u32(data)
-		case unix.IFLA_CARRIER_UP_COUNT:
+		case iflaCarrierUpCount:
 			up, l.CarrierUp = u32(data)
-		case unix.IFLA_CARRIER_DOWN_COUNT:
+		case iflaCarrierDownCount:
 			down, l.CarrierDown = u32(data)
-		case unix.IFLA_STATS64:
+		case iflaStats64:
 			n := len(data) / 8
 			if n < minStats {
 				return l, fmt.Errorf("link %d IFLA_STATS64 of %d bytes: %w", l.Index, len(data), ErrTruncated)

@@ -9,13 +9,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mdlayher/netlink"
-	"golang.org/x/sys/unix"
 )
 
 // ifinfomsg builds struct ifinfomsg for index and flags followed by attrs.
 func ifinfomsg(t *testing.T, index int32, flags uint32, attrs ...netlink.Attribute) []byte {
 	t.Helper()
-	b := make([]byte, unix.SizeofIfInfomsg)
+	b := make([]byte, sizeofIfInfomsg)
 	binary.NativeEndian.PutUint32(b[4:], uint32(index))
 	binary.NativeEndian.PutUint32(b[8:], flags)
 	if len(attrs) == 0 {
@@ -54,23 +53,23 @@ func TestParseLink(t *testing.T) {
 		wantErr error
 	}{{
 		name: "bare ifinfomsg",
-		msg:  func(t *testing.T) []byte { return ifinfomsg(t, 7, unix.IFF_UP) },
-		want: Link{Index: 7, Flags: unix.IFF_UP},
+		msg:  func(t *testing.T) []byte { return ifinfomsg(t, 7, iffUp) },
+		want: Link{Index: 7, Flags: iffUp},
 	}, {
 		name: "all attributes, stats of Linux 5.19 and later",
 		msg: func(t *testing.T) []byte {
-			return ifinfomsg(t, 2, unix.IFF_UP|unix.IFF_RUNNING,
-				netlink.Attribute{Type: unix.IFLA_IFNAME, Data: []byte("eth0\x00")},
-				netlink.Attribute{Type: unix.IFLA_OPERSTATE, Data: []byte{6}},
-				netlink.Attribute{Type: unix.IFLA_MTU, Data: u32b(9000)},
-				netlink.Attribute{Type: unix.IFLA_CARRIER, Data: []byte{1}},
-				netlink.Attribute{Type: unix.IFLA_CARRIER_CHANGES, Data: u32b(5)},
-				netlink.Attribute{Type: unix.IFLA_CARRIER_UP_COUNT, Data: u32b(3)},
-				netlink.Attribute{Type: unix.IFLA_CARRIER_DOWN_COUNT, Data: u32b(2)},
-				netlink.Attribute{Type: unix.IFLA_STATS64, Data: stats64(25)},
+			return ifinfomsg(t, 2, iffUp|iffRunning,
+				netlink.Attribute{Type: iflaIfname, Data: []byte("eth0\x00")},
+				netlink.Attribute{Type: iflaOperstate, Data: []byte{6}},
+				netlink.Attribute{Type: iflaMTU, Data: u32b(9000)},
+				netlink.Attribute{Type: iflaCarrier, Data: []byte{1}},
+				netlink.Attribute{Type: iflaCarrierChanges, Data: u32b(5)},
+				netlink.Attribute{Type: iflaCarrierUpCount, Data: u32b(3)},
+				netlink.Attribute{Type: iflaCarrierDownCount, Data: u32b(2)},
+				netlink.Attribute{Type: iflaStats64, Data: stats64(25)},
 			)
 		},
-		want: Link{Index: 2, Name: "eth0", Flags: unix.IFF_UP | unix.IFF_RUNNING,
+		want: Link{Index: 2, Name: "eth0", Flags: iffUp | iffRunning,
 			HasOperState: true, OperState: 6, HasMTU: true, MTU: 9000,
 			HasCarrier: true, Carrier: true, HasCarrierChanges: true, CarrierChanges: 5,
 			HasCarrierUpDown: true, CarrierUp: 3, CarrierDown: 2,
@@ -78,46 +77,46 @@ func TestParseLink(t *testing.T) {
 	}, {
 		name: "stats before rx_nohandler (Linux 4.5)",
 		msg: func(t *testing.T) []byte {
-			return ifinfomsg(t, 3, 0, netlink.Attribute{Type: unix.IFLA_STATS64, Data: stats64(23)})
+			return ifinfomsg(t, 3, 0, netlink.Attribute{Type: iflaStats64, Data: stats64(23)})
 		},
 		want: Link{Index: 3, NStats: 23, Stats: wantStats(23)},
 	}, {
 		name: "stats before rx_otherhost_dropped (Linux 4.6 to 5.18)",
 		msg: func(t *testing.T) []byte {
-			return ifinfomsg(t, 3, 0, netlink.Attribute{Type: unix.IFLA_STATS64, Data: stats64(24)})
+			return ifinfomsg(t, 3, 0, netlink.Attribute{Type: iflaStats64, Data: stats64(24)})
 		},
 		want: Link{Index: 3, NStats: 24, Stats: wantStats(24)},
 	}, {
 		name: "a future kernel's longer stats",
 		msg: func(t *testing.T) []byte {
-			return ifinfomsg(t, 3, 0, netlink.Attribute{Type: unix.IFLA_STATS64, Data: stats64(27)})
+			return ifinfomsg(t, 3, 0, netlink.Attribute{Type: iflaStats64, Data: stats64(27)})
 		},
 		want: Link{Index: 3, NStats: 25, Stats: wantStats(25)},
 	}, {
 		name: "carrier up without down count",
 		msg: func(t *testing.T) []byte {
-			return ifinfomsg(t, 4, 0, netlink.Attribute{Type: unix.IFLA_CARRIER_UP_COUNT, Data: u32b(3)})
+			return ifinfomsg(t, 4, 0, netlink.Attribute{Type: iflaCarrierUpCount, Data: u32b(3)})
 		},
 		want: Link{Index: 4, CarrierUp: 3},
 	}, {
 		name: "short u32 and empty u8 attributes are absent",
 		msg: func(t *testing.T) []byte {
 			return ifinfomsg(t, 5, 0,
-				netlink.Attribute{Type: unix.IFLA_MTU, Data: []byte{1, 2}},
-				netlink.Attribute{Type: unix.IFLA_OPERSTATE, Data: nil},
-				netlink.Attribute{Type: unix.IFLA_CARRIER, Data: nil})
+				netlink.Attribute{Type: iflaMTU, Data: []byte{1, 2}},
+				netlink.Attribute{Type: iflaOperstate, Data: nil},
+				netlink.Attribute{Type: iflaCarrier, Data: nil})
 		},
 		want: Link{Index: 5},
 	}, {
 		name: "stats shorter than the oldest struct",
 		msg: func(t *testing.T) []byte {
-			return ifinfomsg(t, 6, 0, netlink.Attribute{Type: unix.IFLA_STATS64, Data: stats64(22)})
+			return ifinfomsg(t, 6, 0, netlink.Attribute{Type: iflaStats64, Data: stats64(22)})
 		},
 		want:    Link{Index: 6},
 		wantErr: ErrTruncated,
 	}, {
 		name:    "short ifinfomsg",
-		msg:     func(t *testing.T) []byte { return make([]byte, unix.SizeofIfInfomsg-1) },
+		msg:     func(t *testing.T) []byte { return make([]byte, sizeofIfInfomsg-1) },
 		wantErr: ErrTruncated,
 	}}
 	for _, tt := range tests {
@@ -137,9 +136,9 @@ func TestParseLink(t *testing.T) {
 }
 
 func TestParseLinkBadAttribute(t *testing.T) {
-	b := ifinfomsg(t, 1, 0, netlink.Attribute{Type: unix.IFLA_IFNAME, Data: []byte("lo\x00")})
+	b := ifinfomsg(t, 1, 0, netlink.Attribute{Type: iflaIfname, Data: []byte("lo\x00")})
 	// An attribute header whose length runs past the message.
-	b = append(b, 0xff, 0x00, byte(unix.IFLA_MTU), 0x00)
+	b = append(b, 0xff, 0x00, byte(iflaMTU), 0x00)
 	if _, err := ParseLink(b); err == nil {
 		t.Fatal("ParseLink accepted an attribute longer than the message")
 	}
@@ -180,7 +179,7 @@ func TestParseCaptured(t *testing.T) {
 		links[l.Name] = l
 	}
 	lo, ok := links["lo"]
-	if !ok || lo.Index != 1 || !lo.HasMTU || lo.MTU != 65536 || lo.Flags&unix.IFF_UP == 0 {
+	if !ok || lo.Index != 1 || !lo.HasMTU || lo.MTU != 65536 || lo.Flags&iffUp == 0 {
 		t.Errorf("lo = %+v, want index 1, MTU 65536, up", lo)
 	}
 	if lo.NStats < minStats || lo.Stats[0] == 0 || lo.Stats[0] != lo.Stats[1] {

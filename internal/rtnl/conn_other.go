@@ -1,0 +1,30 @@
+//go:build !linux
+
+package rtnl
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+)
+
+// ErrNotNamespace says a path given as a network namespace is not a
+// namespace file (nsfs).
+var ErrNotNamespace = errors.New("not a network namespace file")
+
+// Conn is an rtnetlink socket; rtnetlink exists on Linux only, so on
+// other systems Dial always fails and no Conn is ever made.
+type Conn struct{}
+
+// Dial fails: rtnetlink exists on Linux only.
+func Dial(netns string) (*Conn, error) {
+	return nil, fmt.Errorf("opening the rtnetlink socket: not supported on %s", runtime.GOOS)
+}
+
+// Close does nothing.
+func (c *Conn) Close() error { return nil }
+
+// Links fails: rtnetlink exists on Linux only.
+func (c *Conn) Links() ([]Link, error) {
+	return nil, fmt.Errorf("RTM_GETLINK dump: not supported on %s", runtime.GOOS)
+}
