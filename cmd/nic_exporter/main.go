@@ -53,6 +53,9 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
 	}
+	if len(os.Args) > 1 && os.Args[1] == "diagnose" {
+		os.Exit(runDiagnose(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stderr))
 }
 
