@@ -21,6 +21,9 @@ const (
 	KindLspci         = "lspci -vvv"
 	KindMlxfwmanager  = "mlxfwmanager --query"
 	KindKernelLog     = "kernel log"
+	// KindDevlinkEvidence is an evidence file of the exporter's devlink
+	// capture.
+	KindDevlinkEvidence = "devlink evidence capture"
 )
 
 // FileResult says how one file of the bundle was read.
@@ -90,6 +93,8 @@ func (a *Analyzer) recognise(f File) string {
 	}
 	t := strings.TrimSpace(string(f.Data))
 	switch {
+	case strings.HasPrefix(t, "{") && strings.Contains(t, `"trigger"`) && strings.Contains(t, `"reporter"`) && strings.Contains(t, `"attributes"`):
+		return KindDevlinkEvidence
 	case strings.HasPrefix(t, "{") && strings.Contains(t, `"health"`):
 		return KindDevlinkHealth
 	case has(prefix("NIC statistics:")) || has(prefix("driver:")) && has(prefix("bus-info:")):
@@ -148,6 +153,11 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 		case KindDevlinkHealth:
 			var reps []Reporter
 			if reps, err = ParseDevlinkHealth(string(f.Data)); err == nil {
+				a.devlinkFindings(r, f.Name, reps)
+			}
+		case KindDevlinkEvidence:
+			var reps []Reporter
+			if reps, err = ParseDevlinkEvidence(string(f.Data)); err == nil {
 				a.devlinkFindings(r, f.Name, reps)
 			}
 		case KindIbstat:

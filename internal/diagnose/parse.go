@@ -180,6 +180,45 @@ func parseDevlinkHealthJSON(text string) ([]Reporter, error) {
 	return out, nil
 }
 
+// ParseDevlinkEvidence parses one evidence file the exporter's devlink
+// capture (--collector.devlink.capture-dir) writes: the JSON encoding of
+// devlinkhealth.Evidence. Only the reporter attributes are read.
+func ParseDevlinkEvidence(text string) ([]Reporter, error) {
+	var ev struct {
+		Device     string  `json:"device"`
+		Port       *uint32 `json:"port"`
+		Reporter   string  `json:"reporter"`
+		Attributes struct {
+			State        string   `json:"state"`
+			ErrorCount   *uint64  `json:"error_count"`
+			RecoverCount *uint64  `json:"recover_count"`
+			GracePeriod  *float64 `json:"graceful_period_seconds"`
+			AutoRecover  *bool    `json:"auto_recover"`
+		} `json:"attributes"`
+	}
+	if err := json.Unmarshal([]byte(text), &ev); err != nil {
+		return nil, fmt.Errorf("devlink evidence JSON: %w", err)
+	}
+	if ev.Device == "" || ev.Reporter == "" {
+		return nil, fmt.Errorf("devlink evidence without device or reporter")
+	}
+	r := Reporter{Device: ev.Device, Name: ev.Reporter, State: ev.Attributes.State, AutoRecover: ev.Attributes.AutoRecover}
+	if ev.Port != nil {
+		r.Device += "/" + strconv.FormatUint(uint64(*ev.Port), 10)
+	}
+	if ev.Attributes.ErrorCount != nil {
+		r.Errors = *ev.Attributes.ErrorCount
+	}
+	if ev.Attributes.RecoverCount != nil {
+		r.Recover = *ev.Attributes.RecoverCount
+	}
+	if g := ev.Attributes.GracePeriod; g != nil && *g >= 0 {
+		ms := uint64(*g * 1000)
+		r.GracePeriodMs = &ms
+	}
+	return []Reporter{r}, nil
+}
+
 // IBPort is one port of `ibstat`.
 type IBPort struct {
 	CA            string

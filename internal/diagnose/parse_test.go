@@ -1,11 +1,14 @@
 package diagnose
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/nic-exporter/nic_exporter/collector/devlinkhealth"
 )
 
 func readFixture(t testing.TB, p string) string {
@@ -175,4 +178,36 @@ func FuzzAnalyze(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		NewAnalyzer(e).Analyze(&Bundle{Source: "fuzz", Files: []File{{Name: "f", Data: data}}})
 	})
+}
+
+// TestDevlinkEvidenceFromCapture writes an evidence file the way the
+// daemon's capture encodes devlinkhealth.Evidence and checks that
+// diagnose reads a capture directory as a bundle.
+func TestDevlinkEvidenceFromCapture(t *testing.T) {
+	var ev devlinkhealth.Evidence
+	ev.Time = fixedNow
+	ev.Trigger = "event"
+	ev.Device = "pci/0000:08:00.1"
+	ev.Reporter = "fw_fatal"
+	ev.Attributes.State = "error"
+	errs, recov, grace, auto := uint64(1), uint64(0), 60.0, true
+	ev.Attributes.ErrorCount, ev.Attributes.RecoverCount = &errs, &recov
+	ev.Attributes.GracefulPeriodSeconds, ev.Attributes.AutoRecover = &grace, &auto
+	ev.DumpError = "not supported by the driver"
+	data, err := json.MarshalIndent(&ev, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bundleOf(t, map[string]string{"20260102T030405.000000000Z-0001_pci_0000_08_00.1_fw_fatal.devlink.json": string(data)})
+	r := NewAnalyzer(rules(t)).Analyze(b)
+	if len(r.Files) != 1 || r.Files[0].Kind != KindDevlinkEvidence {
+		t.Fatalf("files: %+v", r.Files)
+	}
+	want := []Finding{{Condition: "devlink_reporter_fw_fatal_in_error", Device: "pci/0000:08:00.1 reporter fw_fatal",
+		Severity: SeverityPage, Alert: "NICDevlinkFwFatalError", Runbook: alertFwFatal.Runbook(),
+		Evidence: "20260102T030405.000000000Z-0001_pci_0000_08_00.1_fw_fatal.devlink.json",
+		Detail:   `reporter fw_fatal is in state "error" (error 1, recover 0 since boot).`}}
+	if d := cmp.Diff(want, r.Findings); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
 }
