@@ -170,8 +170,11 @@ func collect(r *Report, rules *logrules.Engine, at time.Time, log *zap.Logger) (
 		for i, it := range r.ethIfaces {
 			d := &ethtooldump.Device{Name: it.name, Index: i + 1, Dump: it.dump}
 			if ls := it.link; ls != nil {
-				d.Link = ethtoolioctl.Link{HasSettings: true, SpeedMbps: ls.SpeedMbps, Duplex: duplex(ls.Duplex),
+				d.Link = ethtoolioctl.Link{HasSettings: ls.HasSettings, SpeedMbps: ls.SpeedMbps, Duplex: duplex(ls.Duplex),
 					HasDetected: ls.HasDetected, Detected: ls.Detected}
+				if ls.Autoneg {
+					d.Link.Autoneg = 1
+				}
 			}
 			devs = append(devs, d)
 		}

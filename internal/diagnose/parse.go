@@ -17,7 +17,12 @@ type LinkSettings struct {
 	// SpeedMbps is 0 when ethtool prints "Unknown!".
 	SpeedMbps uint32
 	// Duplex is "Full", "Half" or "Unknown!" as printed; empty if absent.
-	Duplex      string
+	Duplex string
+	// Autoneg is true for "Auto-negotiation: on".
+	Autoneg bool
+	// HasSettings is true when speed or duplex was printed (ENA prints
+	// neither when its device does not report the link configuration).
+	HasSettings bool
 	HasDetected bool
 	Detected    bool
 	// DetectedLine is where "Link detected:" was printed.
@@ -54,8 +59,11 @@ func ParseLinkSettings(text string) (*LinkSettings, error) {
 				}
 				ls.SpeedMbps = uint32(n)
 			}
+			ls.HasSettings = true
 		case "Duplex":
-			ls.Duplex = val
+			ls.Duplex, ls.HasSettings = val, true
+		case "Auto-negotiation":
+			ls.Autoneg = val == "on"
 		case "Link detected":
 			ls.HasDetected, ls.Detected, ls.DetectedLine = true, val == "yes", Line(i+1)
 		}

@@ -124,11 +124,15 @@ func TestParseLinkSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &LinkSettings{Interface: "eth0", SpeedMbps: 1000, Duplex: "Full", HasDetected: true, Detected: true, DetectedLine: 5}
+	want := &LinkSettings{Interface: "eth0", SpeedMbps: 1000, Duplex: "Full", HasSettings: true, HasDetected: true, Detected: true, DetectedLine: 5}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 	// The link-down form (hand-written: Speed and Duplex "Unknown!").
+	got, err = ParseLinkSettings(readFixture(t, "ena_healthy/sos_commands/networking/ethtool_ens3"))
+	if err != nil || got.HasSettings || !got.Detected || got.Interface != "ens3" {
+		t.Errorf("ENA without link configuration: %+v %v", got, err)
+	}
 	got, err = ParseLinkSettings("Settings for ens5:\n\tSpeed: Unknown!\n\tDuplex: Unknown! (255)\n\tLink detected: no\n")
 	if err != nil || got.Detected || got.SpeedMbps != 0 {
 		t.Errorf("link down: %+v %v", got, err)
