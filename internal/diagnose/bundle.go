@@ -21,6 +21,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/nic-exporter/nic_exporter/internal/safefile"
 )
 
 // Limits bound what a bundle may hold, so a hostile or broken archive
@@ -120,7 +122,7 @@ func openDir(root string, lim Limits) (*Bundle, error) {
 		if len(b.Files) >= lim.MaxFiles {
 			return fmt.Errorf("more than %d files", lim.MaxFiles)
 		}
-		data, err := readBounded(p, lim.MaxFileSize)
+		data, err := safefile.ReadRegular(p, lim.MaxFileSize)
 		if err != nil {
 			return fmt.Errorf("%s: %w", rel, err)
 		}
@@ -136,22 +138,6 @@ func openDir(root string, lim Limits) (*Bundle, error) {
 	}
 	sortFiles(b.Files)
 	return b, nil
-}
-
-func readBounded(p string, max int64) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("larger than %d bytes", max)
-	}
-	return data, nil
 }
 
 // readTarGz reads a gzip-compressed tar archive with one top-level

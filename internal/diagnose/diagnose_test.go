@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"flag"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -433,6 +435,28 @@ func TestAlertsMatchRules(t *testing.T) {
 		}
 		if got := strings.Join(ka.Events, "|"); got != m[1] {
 			t.Errorf("%s: events %s, alerts.yml selects %s", ka.Alert.Name, got, m[1])
+		}
+	}
+}
+
+// TestDirectoryLimits checks the bounds on a bundle directory and that a
+// FIFO in it is skipped, never opened.
+func TestDirectoryLimits(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "big.txt"), bytes.Repeat([]byte("x"), 100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(dir, Limits{MaxFileSize: 100, MaxFiles: 10, MaxTotal: 1000})
+	if err != nil || len(b.Files) != 1 {
+		t.Fatalf("within limits: %v %+v", err, b)
+	}
+	for _, lim := range []Limits{{MaxFileSize: 99, MaxFiles: 10, MaxTotal: 1000}, {MaxFileSize: 100, MaxFiles: 0, MaxTotal: 1000}, {MaxFileSize: 100, MaxFiles: 10, MaxTotal: 99}} {
+		var ie *InputError
+		if _, err := Open(dir, lim); !errors.As(err, &ie) {
+			t.Errorf("%+v: err %v, want an InputError", lim, err)
 		}
 	}
 }
