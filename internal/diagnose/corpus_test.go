@@ -172,3 +172,29 @@ func TestCorpusAgreesWithCollectors(t *testing.T) {
 		}
 	}
 }
+
+// TestSeveralInterfaces checks that the sosreport files of two
+// interfaces of different drivers become two devices.
+func TestSeveralInterfaces(t *testing.T) {
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join("testdata", "corpus", "ethtool", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	e := rules(t)
+	r := NewAnalyzer(e).Analyze(bundleOf(t, map[string]string{
+		"sos_commands/networking/ethtool_-S_eth0": read("ena_2.x_ubuntu5.4-aws_qmar1.txt"),
+		"sos_commands/networking/ethtool_-S_ens8": read("mlx5_cx4_ubuntu18.04_4.15_ethq8.txt"),
+	}))
+	var out bytes.Buffer
+	if err := writeExposition(&out, []*Report{r}, e, fixedNow, zap.NewNop(), exposition.Text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`nic_ethtool_wd_expired_total{instance="BUNDLE",device="eth0"} 0`, `nic_ethtool_info{instance="BUNDLE",device="ens8",driver="mlx5_core",`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %s in:\n%s", want, out.String())
+		}
+	}
+}

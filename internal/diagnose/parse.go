@@ -435,14 +435,14 @@ func isSlot(s string) bool {
 // FirmwareDevice is one device of `mlxfwmanager --query` (or `mlxup`,
 // which prints the same block).
 type FirmwareDevice struct {
-	DeviceType string
-	PartNumber string
-	PSID       string
-	PCIName    string
+	DeviceType string `json:"device_type"`
+	PartNumber string `json:"part_number"`
+	PSID       string `json:"psid"`
+	PCIName    string `json:"pci_device_name"`
 	// Versions maps an image (FW, PXE, UEFI) to its current and
 	// available version.
-	Versions map[string][2]string
-	Status   string
+	Versions map[string][2]string `json:"versions"`
+	Status   string               `json:"status"`
 }
 
 // ParseMlxfwmanager parses `mlxfwmanager --query` output.
