@@ -333,9 +333,13 @@ func (a *Analyzer) pciFindings(r *Report, file string, fns []PCIFunction) {
 			r.add(alertPCIeDegraded, "pcie_link_degraded", dev, fmt.Sprintf("%s:%d", file, f.LnkStaLine),
 				fmt.Sprintf("LnkSta %gGT/s x%d below LnkCap %gGT/s x%d.", f.StaSpeedGTs, f.StaWidth, f.CapSpeedGTs, f.CapWidth))
 		}
+		// CorrErr and UnsupReq are set on healthy functions (config
+		// space probing sets UnsupReq); the uncorrectable bits are what
+		// the AER alert covers.
 		var unc []string
 		for _, b := range f.DevStaErrors {
-			if b != "CorrErr" {
+			switch b {
+			case "NonFatalErr", "UncorrErr", "FatalErr":
 				unc = append(unc, b)
 			}
 		}

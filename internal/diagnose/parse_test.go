@@ -116,6 +116,24 @@ func TestParseMlxfwmanager(t *testing.T) {
 	}
 }
 
+// TestDevStaFindings checks that only the uncorrectable DevSta bits are
+// findings.
+func TestDevStaFindings(t *testing.T) {
+	for _, tt := range []struct {
+		devSta string
+		want   int
+	}{
+		{"CorrErr+ NonFatalErr- FatalErr- UnsupReq+ AuxPwr- TransPend-", 0},
+		{"CorrErr- UncorrErr+ FatalErr- UnsuppReq- AuxPwr- TransPend-", 1},
+	} {
+		r := NewAnalyzer(rules(t)).Analyze(&Bundle{Files: []File{{Name: "lspci.txt",
+			Data: []byte("b3:00.0 Ethernet controller: Mellanox\n\t\tDevSta:\t" + tt.devSta + "\n\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16\n")}}})
+		if len(r.Findings) != tt.want {
+			t.Errorf("%s: %+v", tt.devSta, r.Findings)
+		}
+	}
+}
+
 func TestParseLinkSettings(t *testing.T) {
 	// SoftRoCE/rxe-dev#52 (sbates130272, 2016): `ethtool eth0` of an
 	// emulated e1000 in QEMU, the link lines.
