@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nic-exporter/nic_exporter/collector/kmsg"
 	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
 )
@@ -57,6 +58,45 @@ type Report struct {
 	// ethtool and kernel log inputs for the daemon's collectors.
 	ethIfaces []*ethIface
 	kmsgLines []string
+	// pciClasses are the classes of the PCI functions lspci lists, by
+	// full address, for the rules that count only NIC functions.
+	pciClasses pciClasses
+}
+
+// pciClasses implements kmsg.Devices over the functions of lspci -vvv:
+// lspci prints class names, not numbers, so a function is a network
+// controller (class 0x02), a bridge (0x06) or other.
+type pciClasses map[string]uint32
+
+// PCIClass implements kmsg.Devices.
+func (p pciClasses) PCIClass(addr string) (uint32, bool) {
+	c, ok := p[addr]
+	return c, ok
+}
+
+// RDMAFunction implements kmsg.Devices; a bundle does not map RDMA
+// device names to functions.
+func (pciClasses) RDMAFunction(string) (string, bool) { return "", false }
+
+func (p pciClasses) add(fns []PCIFunction) {
+	for _, f := range fns {
+		if f.Address == "" {
+			continue
+		}
+		addr := f.Address
+		if strings.Count(addr, ":") == 1 {
+			addr = "0000:" + addr
+		}
+		d := strings.ToLower(f.Description)
+		switch {
+		case f.NetworkClass():
+			p[addr] = 0x020000
+		case strings.HasPrefix(d, "pci bridge"), strings.HasPrefix(d, "host bridge"):
+			p[addr] = 0x060400
+		default:
+			p[addr] = 0xff0000
+		}
+	}
 }
 
 type ethIface struct {
@@ -131,7 +171,8 @@ var sosIface = regexp.MustCompile(`^ethtool_(?:-[a-zA-Z]_)?([A-Za-z0-9._-]+)$`)
 
 // Analyze reads every file of b and returns the findings.
 func (a *Analyzer) Analyze(b *Bundle) *Report {
-	r := &Report{Source: b.Source, Findings: []Finding{}}
+	r := &Report{Source: b.Source, Findings: []Finding{}, pciClasses: pciClasses{}}
+	var kernelLogs []File
 	ifaces := map[string]*ethIface{}
 	var dumps []File
 	var links []*LinkSettings
@@ -169,6 +210,7 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 			var fns []PCIFunction
 			if fns, err = ParseLspci(string(f.Data)); err == nil {
 				a.pciFindings(r, f.Name, fns)
+				r.pciClasses.add(fns)
 			}
 		case KindMlxfwmanager:
 			var devs []FirmwareDevice
@@ -176,12 +218,15 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 				r.Firmware = append(r.Firmware, devs...)
 			}
 		case KindKernelLog:
-			a.kernelFindings(r, f)
+			kernelLogs = append(kernelLogs, f) // after lspci
 		}
 		if err != nil {
 			res.Note = "unparsable: " + err.Error()
 		}
 		r.Files = append(r.Files, res)
+	}
+	for _, f := range kernelLogs {
+		a.kernelFindings(r, f)
 	}
 	// An ethtool -i/-S file names its interface the way sosreport does
 	// (ethtool_-S_eth0); otherwise it is the interface of the only
@@ -417,6 +462,13 @@ func (a *Analyzer) kernelFindings(r *Report, f File) {
 		m, ok := a.rules.Match(msg)
 		if !ok {
 			continue
+		}
+		// As the kmsg collector: a rule for NIC functions only does not
+		// count a function lspci shows to be something else.
+		if m.Rule.NICOnly && logrules.IsPCIAddress(m.Device) {
+			if class, ok := r.pciClasses.PCIClass(m.Device); ok && !kmsg.IsNICClass(class) {
+				continue
+			}
 		}
 		al, ok := kernelLogAlert(m.Rule.Event)
 		if !ok {

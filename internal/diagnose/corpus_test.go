@@ -198,3 +198,32 @@ func TestSeveralInterfaces(t *testing.T) {
 		}
 	}
 }
+
+// TestNICOnlyRulesUseLspci checks that a PCIe error that a root port
+// logs (a real line of the corpus, minisforum-docs/MS-02-Ultra#10) is a
+// finding without lspci, and none when the bundle's lspci shows the
+// function to be a bridge (the lspci line is hand-written), in the
+// findings and in the kmsg collector's series alike.
+func TestNICOnlyRulesUseLspci(t *testing.T) {
+	const line = "Sep 22 09:59:09 pve kernel: pcieport 0000:80:1b.4: AER: Uncorrectable (Non-Fatal) error message received from 0000:80:1b.4\n"
+	e := rules(t)
+	for _, tt := range []struct {
+		files map[string]string
+		want  int
+	}{
+		{map[string]string{"journal_mlx5.txt": line}, 1},
+		{map[string]string{"journal_mlx5.txt": line, "lspci.txt": "80:1b.4 PCI bridge: Intel Corporation Device 7a4c\n\tLnkCap:\tPort #0, Speed 8GT/s, Width x4\n"}, 0},
+	} {
+		r := NewAnalyzer(e).Analyze(bundleOf(t, tt.files))
+		if len(r.Findings) != tt.want {
+			t.Errorf("%d files: findings %+v, want %d", len(tt.files), r.Findings, tt.want)
+		}
+		var out bytes.Buffer
+		if err := writeExposition(&out, []*Report{r}, e, fixedNow, zap.NewNop(), exposition.Text); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Count(out.String(), "nic_kernel_log_events_total{"); got != tt.want {
+			t.Errorf("%d files: %d kernel log event series, want %d:\n%s", len(tt.files), got, tt.want, out.String())
+		}
+	}
+}

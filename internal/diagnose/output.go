@@ -193,12 +193,16 @@ func collect(r *Report, rules *logrules.Engine, at time.Time, log *zap.Logger) (
 		for i, l := range r.kmsgLines {
 			recs[i] = []byte(fmt.Sprintf("6,%d,0,-;%s", i+1, l))
 		}
-		c := kmsg.New(kmsg.Config{
+		cfg := kmsg.Config{
 			Open:     func() (kmsg.Device, error) { return &lineDevice{recs: recs}, nil },
 			Rules:    rules,
 			Replay:   true,
 			BootTime: at,
-		}, log)
+		}
+		if len(r.pciClasses) > 0 {
+			cfg.Devices = r.pciClasses
+		}
+		c := kmsg.New(cfg, log)
 		s, err := poll(c, log)
 		if err != nil {
 			return nil, err
