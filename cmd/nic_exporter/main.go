@@ -54,6 +54,11 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
 	}
+	// The subcommand has its own flags: none of the daemon's applies to
+	// it, and its --help is a manual page of its own.
+	if len(os.Args) > 1 && os.Args[1] == "diagnose" {
+		os.Exit(runDiagnose(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stderr))
 }
 
@@ -81,7 +86,7 @@ type options struct {
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
-	app := kingpin.New("nic_exporter", "Prometheus exporter for the health of high-performance NICs: devlink health, ethtool, InfiniBand, PCIe and VMA statistics.")
+	app := kingpin.New("nic_exporter", "Prometheus exporter for the health of high-performance NICs: devlink health, ethtool, InfiniBand, PCIe and VMA statistics. `nic_exporter diagnose --help` describes the subcommand that reads support bundles instead.")
 	app.UsageWriter(stderr)
 	app.ErrorWriter(stderr)
 	app.Version(version.Print("nic_exporter"))

@@ -1,0 +1,232 @@
+// Package diagnose reads a support bundle (the directory or tarball that
+// collect_debug.sh, a sosreport or the exporter's evidence capture writes),
+// recognises the tool outputs in it by their content, and names the
+// documented conditions they show with the severity and runbook of the
+// alert that covers each one. It reuses the daemon's parsers and
+// collectors: ethtool dumps go through internal/ethtooldump and the
+// ethtool collector, kernel log lines through internal/logrules and the
+// kmsg collector.
+package diagnose
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/nic-exporter/nic_exporter/internal/safefile"
+)
+
+// Limits bound what a bundle may hold, so a hostile or broken archive
+// cannot exhaust memory.
+type Limits struct {
+	// MaxFileSize is the largest member read, in bytes.
+	MaxFileSize int64
+	// MaxFiles is the most members a bundle may have.
+	MaxFiles int
+	// MaxTotal is the most bytes read from all members together.
+	MaxTotal int64
+}
+
+// DefaultLimits are generous for real bundles: collect_debug.sh writes
+// fourteen small text files, a sosreport a few thousand.
+var DefaultLimits = Limits{MaxFileSize: 64 << 20, MaxFiles: 10000, MaxTotal: 512 << 20}
+
+// File is one regular file of a bundle, read into memory.
+type File struct {
+	// Name is the path inside the bundle, slash-separated, without the
+	// bundle's top-level directory.
+	Name string
+	Data []byte
+}
+
+// Bundle is the regular files of one support bundle.
+type Bundle struct {
+	// Source is the path the bundle was read from.
+	Source string
+	Files  []File
+}
+
+// InputError says why an input is not a readable bundle. The command
+// exits with status 2 on it.
+type InputError struct {
+	Path   string
+	Reason string
+}
+
+func (e *InputError) Error() string { return e.Path + ": " + e.Reason }
+
+func inputErr(p, format string, args ...any) error {
+	return &InputError{Path: p, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Open reads the bundle at p: a directory, or a .tar.gz/.tgz archive
+// holding a single top-level directory. Nothing is written to disk; an
+// archive is read member by member into memory within lim.
+func Open(p string, lim Limits) (*Bundle, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, inputErr(p, "cannot read: %v", errors.Unwrap(err))
+	}
+	switch {
+	case st.IsDir():
+		return openDir(p, lim)
+	case st.Mode().IsRegular() && (strings.HasSuffix(p, ".tar.gz") || strings.HasSuffix(p, ".tgz")):
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, inputErr(p, "cannot read: %v", err)
+		}
+		defer f.Close()
+		return readTarGz(p, f, lim)
+	default:
+		return nil, inputErr(p, "not a bundle: want a directory or a .tar.gz/.tgz archive")
+	}
+}
+
+// openDir reads the regular files under root. A symbolic link is
+// followed only when its target stays inside root; one that points out
+// of the bundle makes the bundle unreadable.
+func openDir(root string, lim Limits) (*Bundle, error) {
+	absRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, inputErr(root, "cannot read: %v", err)
+	}
+	b := &Bundle{Source: root}
+	var total int64
+	err = filepath.WalkDir(absRoot, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(absRoot, p)
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return fmt.Errorf("symbolic link %s: %w", rel, err)
+			}
+			if target != absRoot && !strings.HasPrefix(target, absRoot+string(filepath.Separator)) {
+				return fmt.Errorf("symbolic link %s points out of the bundle", rel)
+			}
+			return nil // its target is read where it lies in the bundle
+		}
+		if d.IsDir() || !d.Type().IsRegular() {
+			return nil
+		}
+		if len(b.Files) >= lim.MaxFiles {
+			return fmt.Errorf("more than %d files", lim.MaxFiles)
+		}
+		data, err := safefile.ReadRegular(p, lim.MaxFileSize)
+		if err != nil {
+			return fmt.Errorf("%s: %w", rel, err)
+		}
+		total += int64(len(data))
+		if total > lim.MaxTotal {
+			return fmt.Errorf("more than %d bytes in all", lim.MaxTotal)
+		}
+		b.Files = append(b.Files, File{Name: filepath.ToSlash(rel), Data: data})
+		return nil
+	})
+	if err != nil {
+		return nil, inputErr(root, "%v", err)
+	}
+	sortFiles(b.Files)
+	return b, nil
+}
+
+// readTarGz reads a gzip-compressed tar archive with one top-level
+// directory. Absolute names, ".." components, links of any kind and
+// members larger than the limits are refused before their data is read.
+func readTarGz(p string, r io.Reader, lim Limits) (*Bundle, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, inputErr(p, "not a gzip archive: %v", err)
+	}
+	defer zr.Close()
+	tr := tar.NewReader(zr)
+	b := &Bundle{Source: p}
+	top := ""
+	var total int64
+	members := 0
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, inputErr(p, "corrupt archive: %v", err)
+		}
+		members++
+		if members > lim.MaxFiles {
+			return nil, inputErr(p, "more than %d members", lim.MaxFiles)
+		}
+		name := h.Name
+		if strings.HasPrefix(name, "/") || filepath.IsAbs(name) {
+			return nil, inputErr(p, "member %q has an absolute path", name)
+		}
+		for _, c := range strings.Split(name, "/") {
+			if c == ".." {
+				return nil, inputErr(p, "member %q leaves the bundle directory", name)
+			}
+		}
+		clean := path.Clean(name)
+		first, rest, _ := strings.Cut(clean, "/")
+		if first == "." {
+			continue
+		}
+		if top == "" {
+			top = first
+		} else if first != top {
+			return nil, inputErr(p, "more than one top-level directory (%q and %q)", top, first)
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			continue
+		case tar.TypeReg:
+		case tar.TypeSymlink, tar.TypeLink:
+			return nil, inputErr(p, "member %q is a link; links are not followed in archives", name)
+		default:
+			return nil, inputErr(p, "member %q is not a regular file or directory", name)
+		}
+		if rest == "" {
+			return nil, inputErr(p, "file %q at the top level; want a single top-level directory", name)
+		}
+		if h.Size < 0 || h.Size > lim.MaxFileSize {
+			return nil, inputErr(p, "member %q declares %d bytes, more than the limit of %d", name, h.Size, lim.MaxFileSize)
+		}
+		if total+h.Size > lim.MaxTotal {
+			return nil, inputErr(p, "members hold more than %d bytes in all", lim.MaxTotal)
+		}
+		data := make([]byte, h.Size)
+		if _, err := io.ReadFull(tr, data); err != nil {
+			return nil, inputErr(p, "corrupt archive: member %q: %v", name, err)
+		}
+		total += h.Size
+		b.Files = append(b.Files, File{Name: rest, Data: data})
+	}
+	if top == "" {
+		return nil, inputErr(p, "empty archive")
+	}
+	sortFiles(b.Files)
+	return b, nil
+}
+
+func sortFiles(fs []File) {
+	sort.Slice(fs, func(i, j int) bool { return fs[i].Name < fs[j].Name })
+}
+
+// lines splits data into lines without their line ends.
+func lines(data []byte) []string {
+	s := string(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")))
+	s = strings.TrimSuffix(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}

@@ -1,0 +1,235 @@
+package diagnose
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/nic-exporter/nic_exporter/collector/devlinkhealth"
+)
+
+func readFixture(t testing.TB, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "bundles", p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func u64(v uint64) *uint64 { return &v }
+func boolp(v bool) *bool   { return &v }
+
+func TestParseDevlinkHealth(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []Reporter
+	}{
+		{"2019 name key", "pci/0000:04:00.0:\n   name tx\n     state healthy error 0 recover 0 grace_period 500 auto_recover true\n",
+			[]Reporter{{Device: "pci/0000:04:00.0", Name: "tx", State: "healthy", GracePeriodMs: u64(500), AutoRecover: boolp(true), Line: 2}}},
+		{"fw_fatal in error", "pci/0000:08:00.0:\n  reporter fw_fatal\n    state error error 1 recover 0 grace_period 60000 auto_recover false auto_dump true\n",
+			[]Reporter{{Device: "pci/0000:08:00.0", Name: "fw_fatal", State: "error", Errors: 1, GracePeriodMs: u64(60000), AutoRecover: boolp(false), Line: 2}}},
+		{"json", `{"health":{"pci/0000:08:00.0":[{"reporter":"fw","state":"healthy","error":0,"recover":0,"auto_dump":true},{"reporter":"fw_fatal","state":"error","error":2,"recover":1,"grace_period":60000,"auto_recover":true}]}}`,
+			[]Reporter{{Device: "pci/0000:08:00.0", Name: "fw", State: "healthy"},
+				{Device: "pci/0000:08:00.0", Name: "fw_fatal", State: "error", Errors: 2, Recover: 1, GracePeriodMs: u64(60000), AutoRecover: boolp(true)}}},
+	}
+	for _, tt := range tests {
+		got, err := ParseDevlinkHealth(tt.in)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if d := cmp.Diff(tt.want, got); d != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, d)
+		}
+	}
+	// Real outputs of several kernel generations parse, every reporter
+	// with a state.
+	for _, f := range []string{"mlx5_fault/devlink_health.txt", "mlx5_healthy/devlink_health.txt"} {
+		reps, err := ParseDevlinkHealth(readFixture(t, f))
+		if err != nil || len(reps) == 0 {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, r := range reps {
+			if r.State != "healthy" {
+				t.Errorf("%s: %+v", f, r)
+			}
+		}
+	}
+}
+
+func TestParseIbstat(t *testing.T) {
+	got, err := ParseIbstat(readFixture(t, "mlx5_fault/ibstat.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []IBPort{{CA: "mlx5_10", CAType: "MT4129", Firmware: "28.39.1002", Port: 1, State: "Down", PhysicalState: "Polling", Rate: "10", LinkLayer: "InfiniBand", Line: 10}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	got, err = ParseIbstat(readFixture(t, "mlx5_healthy/ibstat.txt"))
+	if err != nil || len(got) != 2 || got[1].CA != "mlx5_1" || got[1].PhysicalState != "LinkUp" || got[1].Rate != "200" {
+		t.Errorf("healthy: %+v %v", got, err)
+	}
+}
+
+func TestParseLspci(t *testing.T) {
+	tests := []struct {
+		name     string
+		in       string
+		degraded bool
+		devSta   []string
+	}{
+		{"quoted excerpt", readFixture(t, "mlx5_fault/lspci.txt"), true, nil},
+		{"no LnkSta", readFixture(t, "mlx5_healthy/lspci.txt"), false, nil},
+		// cloudnetops.tech "How to Diagnose and Fix PCIe Link Speed
+		// Downgrade in Linux": the marked form of newer lspci.
+		{"marked", "c9:00.0 Ethernet controller: Mellanox\n\tLnkCap: Port #0, Speed 16GT/s, Width x4, ASPM L0s L1, Exit Latency L0 <512ns, L1 <16us\n\tLnkSta: Speed 8GT/s (downgraded), Width x2 (downgraded)\n", true, nil},
+		{"equal", "b3:00.0 Ethernet controller: Mellanox\n\tDevSta:\tCorrErr+ NonFatalErr- FatalErr+ UnsupReq- AuxPwr- TransPend-\n\tLnkCap:\tPort #0, Speed 16GT/s, Width x16\n\tLnkSta:\tSpeed 16GT/s (ok), Width x16 (ok)\n", false, []string{"CorrErr", "FatalErr"}},
+	}
+	for _, tt := range tests {
+		fns, err := ParseLspci(tt.in)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if got := fns[0].LinkDegraded(); got != tt.degraded {
+			t.Errorf("%s: degraded %v, want %v (%+v)", tt.name, got, tt.degraded, fns[0])
+		}
+		if d := cmp.Diff(tt.devSta, fns[0].DevStaErrors); d != "" {
+			t.Errorf("%s: DevSta (-want +got):\n%s", tt.name, d)
+		}
+	}
+}
+
+func TestParseMlxfwmanager(t *testing.T) {
+	got, err := ParseMlxfwmanager(readFixture(t, "mlx5_fault/firmware.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []FirmwareDevice{{DeviceType: "ConnectX5", PartNumber: "MNV303212A-ADL_Ax", PSID: "MT_0000000158", PCIName: "pci0:6:0:0",
+		Versions: map[string][2]string{"FW": {"16.24.4020", "N/A"}}, Status: "No matching image found"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// TestDevStaFindings checks that only the uncorrectable DevSta bits are
+// findings.
+func TestDevStaFindings(t *testing.T) {
+	for _, tt := range []struct {
+		devSta string
+		want   int
+	}{
+		{"CorrErr+ NonFatalErr- FatalErr- UnsupReq+ AuxPwr- TransPend-", 0},
+		{"CorrErr- UncorrErr+ FatalErr- UnsuppReq- AuxPwr- TransPend-", 1},
+	} {
+		r := NewAnalyzer(rules(t)).Analyze(&Bundle{Files: []File{{Name: "lspci.txt",
+			Data: []byte("b3:00.0 Ethernet controller: Mellanox\n\t\tDevSta:\t" + tt.devSta + "\n\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16\n")}}})
+		if len(r.Findings) != tt.want {
+			t.Errorf("%s: %+v", tt.devSta, r.Findings)
+		}
+	}
+}
+
+func TestParseLinkSettings(t *testing.T) {
+	// SoftRoCE/rxe-dev#52 (sbates130272, 2016): `ethtool eth0` of an
+	// emulated e1000 in QEMU, the link lines.
+	in := "Settings for eth0:\n        Speed: 1000Mb/s\n        Duplex: Full\n        Port: Twisted Pair\n        Link detected: yes\n"
+	got, err := ParseLinkSettings(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &LinkSettings{Interface: "eth0", SpeedMbps: 1000, Duplex: "Full", HasSettings: true, HasDetected: true, Detected: true, DetectedLine: 5}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	// The link-down form (hand-written: Speed and Duplex "Unknown!").
+	got, err = ParseLinkSettings(readFixture(t, "ena_healthy/sos_commands/networking/ethtool_ens3"))
+	if err != nil || got.HasSettings || !got.Detected || got.Interface != "ens3" {
+		t.Errorf("ENA without link configuration: %+v %v", got, err)
+	}
+	got, err = ParseLinkSettings("Settings for ens5:\n\tSpeed: Unknown!\n\tDuplex: Unknown! (255)\n\tLink detected: no\n")
+	if err != nil || got.Detected || got.SpeedMbps != 0 {
+		t.Errorf("link down: %+v %v", got, err)
+	}
+}
+
+func FuzzParseDevlinkHealth(f *testing.F) {
+	f.Add(readFixture(f, "mlx5_fault/devlink_health.txt"))
+	f.Add(`{"health":{"pci/0000:08:00.0":[{"reporter":"fw","state":"healthy"}]}}`)
+	f.Fuzz(func(t *testing.T, s string) { _, _ = ParseDevlinkHealth(s) })
+}
+
+func FuzzParseIbstat(f *testing.F) {
+	f.Add(readFixture(f, "mlx5_fault/ibstat.txt"))
+	f.Fuzz(func(t *testing.T, s string) { _, _ = ParseIbstat(s) })
+}
+
+func FuzzParseLspci(f *testing.F) {
+	f.Add(readFixture(f, "mlx5_healthy/lspci.txt"))
+	f.Add(readFixture(f, "mlx5_fault/lspci.txt"))
+	f.Fuzz(func(t *testing.T, s string) {
+		fns, err := ParseLspci(s)
+		if err == nil {
+			for i := range fns {
+				_ = fns[i].LinkDegraded()
+			}
+		}
+	})
+}
+
+func FuzzParseMlxfwmanager(f *testing.F) {
+	f.Add(readFixture(f, "mlx5_fault/firmware.txt"))
+	f.Fuzz(func(t *testing.T, s string) { _, _ = ParseMlxfwmanager(s) })
+}
+
+func FuzzParseLinkSettings(f *testing.F) {
+	f.Add("Settings for eth0:\n\tSpeed: 1000Mb/s\n\tDuplex: Full\n\tLink detected: yes\n")
+	f.Fuzz(func(t *testing.T, s string) { _, _ = ParseLinkSettings(s) })
+}
+
+// FuzzAnalyze feeds one arbitrary file through recognition and every
+// parser, as a hostile bundle would.
+func FuzzAnalyze(f *testing.F) {
+	f.Add([]byte(readFixture(f, "mlx5_fault/dmesg_mlx5.txt")))
+	f.Add([]byte(readFixture(f, "ena_fault/sos_commands/networking/ethtool_-S_eth0")))
+	e := rules(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		NewAnalyzer(e).Analyze(&Bundle{Source: "fuzz", Files: []File{{Name: "f", Data: data}}})
+	})
+}
+
+// TestDevlinkEvidenceFromCapture writes an evidence file the way the
+// daemon's capture encodes devlinkhealth.Evidence and checks that
+// diagnose reads a capture directory as a bundle.
+func TestDevlinkEvidenceFromCapture(t *testing.T) {
+	var ev devlinkhealth.Evidence
+	ev.Time = fixedNow
+	ev.Trigger = "event"
+	ev.Device = "pci/0000:08:00.1"
+	ev.Reporter = "fw_fatal"
+	ev.Attributes.State = "error"
+	errs, recov, grace, auto := uint64(1), uint64(0), 60.0, true
+	ev.Attributes.ErrorCount, ev.Attributes.RecoverCount = &errs, &recov
+	ev.Attributes.GracefulPeriodSeconds, ev.Attributes.AutoRecover = &grace, &auto
+	ev.DumpError = "not supported by the driver"
+	data, err := json.MarshalIndent(&ev, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bundleOf(t, map[string]string{"20260102T030405.000000000Z-0001_pci_0000_08_00.1_fw_fatal.devlink.json": string(data)})
+	r := NewAnalyzer(rules(t)).Analyze(b)
+	if len(r.Files) != 1 || r.Files[0].Kind != KindDevlinkEvidence {
+		t.Fatalf("files: %+v", r.Files)
+	}
+	want := []Finding{{Condition: "devlink_reporter_fw_fatal_in_error", Device: "pci/0000:08:00.1 reporter fw_fatal",
+		Severity: SeverityPage, Alert: "NICDevlinkFwFatalError", Runbook: alertFwFatal.Runbook(),
+		Evidence: "20260102T030405.000000000Z-0001_pci_0000_08_00.1_fw_fatal.devlink.json",
+		Detail:   `reporter fw_fatal is in state "error" (error 1, recover 0 since boot).`}}
+	if d := cmp.Diff(want, r.Findings); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
