@@ -51,6 +51,19 @@ func TestParseStatName(t *testing.T) {
 		{"[4]: rx_ucast_packets", statName{statQueue, "rx_ucast_packets", "4"}, true},
 		{"rxq0: rx_bytes", statName{statQueue, "rx_bytes", "0"}, true},
 		{"txq2: tx_compl", statName{statQueue, "tx_compl", "2"}, true},
+		// Priority, class of service, traffic class and VF numbers of other
+		// drivers go to labels.
+		{"rx_priority_3_xon.nic", statName{statPriority, "rx_xon", "3"}, true},
+		{"port.tx_priority_7_xoff_count", statName{statPriority, "tx_xoff_count", "7"}, true},
+		{"pfc_pri3_rx_duration_us", statName{statPriority, "pfc_rx_duration_usecs", "3"}, true},
+		{"rx_bytes_pri3", statName{statPriority, "rx_bytes", "3"}, true},
+		{"rx_pfc_ena_frames_pri5", statName{statPriority, "rx_pfc_ena_frames", "5"}, true},
+		{"rx_prio_2_packets", statName{statPriority, "rx_packets", "2"}, true},
+		{"tx_pause_prio_4", statName{statPriority, "tx_pause", "4"}, true},
+		{"rx_discard_packets_cos3", statName{statClass, "rx_discard_packets", "3"}, true},
+		{"veb.tc_3_tx_packets", statName{statClass, "veb_tx_packets", "3"}, true},
+		{"vf000.rx_discards", statName{statVF, "rx_discards", "0"}, true},
+		{"vf012.tx_bytes", statName{statVF, "tx_bytes", "12"}, true},
 		// Odd names: sanitized, or skipped when nothing is left.
 		{"rx-errors", statName{statDevice, "rx_errors", ""}, true},
 		{"  Rx  CRC Errors ", statName{statDevice, "rx_crc_errors", ""}, true},

@@ -17,6 +17,12 @@ const (
 	statPriority
 	// statLane is a statistic of one physical lane; label "lane".
 	statLane
+	// statClass is a statistic of one traffic class or class of service
+	// (bnxt *_cos3, i40e veb.tc_3_*); label "class".
+	statClass
+	// statVF is a statistic of one virtual function the PF reports (i40e
+	// vf000.*); label "vf".
+	statVF
 )
 
 // label returns the name of the label that carries the number.
@@ -28,6 +34,10 @@ func (k statKind) label() string {
 		return "priority"
 	case statLane:
 		return "lane"
+	case statClass:
+		return "class"
+	case statVF:
+		return "vf"
 	}
 	return ""
 }
@@ -44,6 +54,10 @@ func (k statKind) prefix() string {
 		return "priority_"
 	case statLane:
 		return "lane_"
+	case statClass:
+		return "class_"
+	case statVF:
+		return "vf_"
 	}
 	return ""
 }
@@ -60,11 +74,14 @@ type statName struct {
 // statPattern recognises one driver's way of putting a number in a
 // statistic name. dir is the submatch with the direction ("rx", "tx",
 // ...), num the one with the number, rest the one with the statistic; a
-// zero dir means the statistic needs no direction prefix.
+// zero dir means the statistic needs no direction prefix. When the number
+// sits inside the name (bnxt rx_bytes_pri3, ice rx_priority_3_xon.nic),
+// pre is the submatch before it, joined to rest with "_".
 type statPattern struct {
 	re             *regexp.Regexp
 	kind           statKind
 	dir, num, rest int
+	pre            int
 }
 
 // statPatterns are tried in order; the first match wins. Names that match
@@ -73,30 +90,52 @@ type statPattern struct {
 // a plain small number.
 var statPatterns = []statPattern{
 	// ENA: queue_3_tx_cnt, queue_3_rx_bad_csum, queue_9_xdp_tx_cnt.
-	{regexp.MustCompile(`^queue_(0|[1-9][0-9]{0,5})_(tx|rx|xdp_tx)_(.+)$`), statQueue, 2, 1, 3},
+	{regexp.MustCompile(`^queue_(0|[1-9][0-9]{0,5})_(tx|rx|xdp_tx)_(.+)$`), statQueue, 2, 1, 3, 0},
 	// virtio_net, veth, ixgbe, igb, ice: rx_queue_0_packets, tx_queue_7_xdp_xmit.
-	{regexp.MustCompile(`^(rx|tx)_queue_(0|[1-9][0-9]{0,5})_(.+)$`), statQueue, 1, 2, 3},
+	{regexp.MustCompile(`^(rx|tx)_queue_(0|[1-9][0-9]{0,5})_(.+)$`), statQueue, 1, 2, 3, 0},
 	// i40e, iavf: tx-0.tx_packets, rx-12.bytes.
-	{regexp.MustCompile(`^(rx|tx)-(0|[1-9][0-9]{0,5})\.(.+)$`), statQueue, 1, 2, 3},
+	{regexp.MustCompile(`^(rx|tx)-(0|[1-9][0-9]{0,5})\.(.+)$`), statQueue, 1, 2, 3, 0},
 	// bnx2x, bnxt: "[3]: rx_ucast_packets".
-	{regexp.MustCompile(`^\[(0|[1-9][0-9]{0,5})\]: ?(.+)$`), statQueue, 0, 1, 2},
+	{regexp.MustCompile(`^\[(0|[1-9][0-9]{0,5})\]: ?(.+)$`), statQueue, 0, 1, 2, 0},
 	// be2net: "rxq0: rx_bytes".
-	{regexp.MustCompile(`^(rx|tx)q(0|[1-9][0-9]{0,5}): ?(.+)$`), statQueue, 1, 2, 3},
+	{regexp.MustCompile(`^(rx|tx)q(0|[1-9][0-9]{0,5}): ?(.+)$`), statQueue, 1, 2, 3, 0},
 	// mlx5 per traffic class: rx_prio3_bytes, tx_prio0_pause_duration.
-	{regexp.MustCompile(`^(rx|tx)_prio(0|[1-9][0-9]{0,5})_(.+)$`), statPriority, 1, 2, 3},
+	{regexp.MustCompile(`^(rx|tx)_prio(0|[1-9][0-9]{0,5})_(.+)$`), statPriority, 1, 2, 3, 0},
+	// Priority numbers inside or at the end of other drivers' names, kept
+	// in the priority label (shapes from the drivers' ethtool string
+	// tables): ice rx_priority_3_xon.nic, tx_priority_0_xoff.nic
+	// (ice_ethtool.c PORT_RX_PRIO_XON "rx_priority_%u_xon.nic"); i40e
+	// port.rx_priority_3_xon_count, port.tx_priority_3_xoff_2_xon_count
+	// (i40e_ethtool.c "port.%s_priority_%u_xon_count"); bnxt pfc_pri3_*
+	// and rx_bytes_pri3, rx_pfc_ena_frames_pri3 (bnxt_ethtool.c
+	// "pfc_pri%d_rx_duration_us", bnxt_rx_bytes_pri_arr "rx_bytes_pri");
+	// mlx4 rx_prio_3_packets, rx_pause_prio_3 (en_ethtool.c).
+	{regexp.MustCompile(`^(?:port\.)?(rx|tx)_priority_(0|[1-9][0-9]{0,5})_(.+?)(?:\.nic)?$`), statPriority, 1, 2, 3, 0},
+	{regexp.MustCompile(`^(pfc)_pri(0|[1-9][0-9]{0,5})_(.+)$`), statPriority, 1, 2, 3, 0},
+	{regexp.MustCompile(`^(rx|tx)_prio_(0|[1-9][0-9]{0,5})_(.+)$`), statPriority, 1, 2, 3, 0},
+	{regexp.MustCompile(`^((?:rx|tx)_.+?)_pri_?(0|[1-9][0-9]{0,5})$`), statPriority, 0, 2, 0, 1},
+	{regexp.MustCompile(`^((?:rx|tx)_.+?)_prio_?(0|[1-9][0-9]{0,5})$`), statPriority, 0, 2, 0, 1},
+	// Classes of service and traffic classes: bnxt rx_bytes_cos3,
+	// rx_discard_packets_cos3 (bnxt_ethtool.c "%s_cos%d"), i40e
+	// veb.tc_3_tx_packets (i40e_ethtool.c "veb.tc_%u_tx_packets").
+	{regexp.MustCompile(`^((?:rx|tx)_.+?)_cos(0|[1-9][0-9]{0,5})$`), statClass, 0, 2, 0, 1},
+	{regexp.MustCompile(`^(veb)\.tc_(0|[1-9][0-9]{0,5})_(.+)$`), statClass, 1, 2, 3, 0},
+	// Per-VF statistics of an i40e PF (out-of-tree i40e "vf%03d.%s"):
+	// vf000.rx_discards; leading zeros are dropped from the label.
+	{regexp.MustCompile(`^vf0*(0|[1-9][0-9]{0,5})\.(.+)$`), statVF, 0, 1, 2, 0},
 	// mlx5 physical lanes: rx_err_lane_2_phy.
-	{regexp.MustCompile(`^(rx_err)_lane_(0|[1-9][0-9]{0,5})_(.+)$`), statLane, 1, 2, 3},
+	{regexp.MustCompile(`^(rx_err)_lane_(0|[1-9][0-9]{0,5})_(.+)$`), statLane, 1, 2, 3, 0},
 	// mlx5 PTP and HTB QoS queues (en_stats.h MLX5E_DECLARE_PTP_TX_STAT
 	// "ptp_tx%d_", _PTP_CQ_STAT "ptp_cq%d_", _PTP_RQ_STAT "ptp_rq0_" (older
 	// kernels "ptp_rq%d_"), _QOS_TX_STAT "qos_tx%d_"): ptp_tx0_packets,
 	// ptp_cq1_cqe, ptp_rq0_packets, qos_tx3_bytes. The PTP channel's own
 	// counters (ptp_ch_events) carry no number and stay device level.
-	{regexp.MustCompile(`^(ptp_tx|ptp_cq|ptp_rq|qos_tx)(0|[1-9][0-9]{0,5})_(.+)$`), statQueue, 1, 2, 3},
+	{regexp.MustCompile(`^(ptp_tx|ptp_cq|ptp_rq|qos_tx)(0|[1-9][0-9]{0,5})_(.+)$`), statQueue, 1, 2, 3, 0},
 	// mlx5, mlx4 channels: rx12_packets, tx3_xmit_more, ch5_events, and the
 	// mlx5 XDP and AF_XDP queues of a channel, rx3_xdp_tx_xmit, tx3_xdp_xmit,
 	// rx3_xsk_packets, tx3_xsk_xmit (en_stats.h "rx%d_xdp_tx_", "tx%d_xdp_",
 	// "rx%d_xsk_", "tx%d_xsk_").
-	{regexp.MustCompile(`^(rx|tx|ch)(0|[1-9][0-9]{0,5})_(.+)$`), statQueue, 1, 2, 3},
+	{regexp.MustCompile(`^(rx|tx|ch)(0|[1-9][0-9]{0,5})_(.+)$`), statQueue, 1, 2, 3, 0},
 }
 
 // parseStatName classifies a driver statistic name. ok is false when
@@ -108,7 +147,15 @@ func parseStatName(raw string) (n statName, ok bool) {
 		if m == nil {
 			continue
 		}
-		rest := sanitizeStat(m[p.rest])
+		var rest string
+		switch {
+		case p.pre > 0 && p.rest > 0:
+			rest = sanitizeStat(m[p.pre] + "_" + m[p.rest])
+		case p.pre > 0:
+			rest = sanitizeStat(m[p.pre])
+		default:
+			rest = sanitizeStat(m[p.rest])
+		}
 		if rest == "" {
 			return statName{}, false
 		}
@@ -319,7 +366,8 @@ var ethtoolHelp = map[string]string{
 	"peer_ifindex":                   "Interface index of the other end of the veth pair; a level, not a count.",
 	"ena_srd_mode":                   "ENA Scalable Reliable Datagram mode: 0 off, 1 on for transmit, 2 on for receive, 3 both; a level.",
 	"ena_srd_resource_utilization":   "ENA Scalable Reliable Datagram resources in use, percent; a level.",
-	// mlx5, per priority.
+	// Per priority. The byte and packet counts carry no driver name: bnxt
+	// rx_bytes_pri3 and mlx4 rx_prio_3_packets land in the same families.
 	"priority_rx_pause":          "Priority flow control pause frames received for the priority (mlx5).",
 	"priority_tx_pause":          "Priority flow control pause frames sent for the priority (mlx5).",
 	"priority_rx_pause_duration": "Time the peer asked this port to pause the priority, in microseconds (mlx5).",
@@ -328,10 +376,10 @@ var ethtoolHelp = map[string]string{
 	"priority_rx_buf_discard":    "Received packets of the priority dropped for lack of buffer space (mlx5).",
 	"priority_rx_cong_discard":   "Received packets of the priority dropped by congestion control (WRED) (mlx5).",
 	"priority_rx_marked":         "Received packets of the priority marked with ECN by the device (mlx5).",
-	"priority_rx_bytes":          "Bytes received with the priority (mlx5).",
-	"priority_tx_bytes":          "Bytes transmitted with the priority (mlx5).",
-	"priority_rx_packets":        "Packets received with the priority (mlx5).",
-	"priority_tx_packets":        "Packets transmitted with the priority (mlx5).",
+	"priority_rx_bytes":          "Bytes received with the priority.",
+	"priority_tx_bytes":          "Bytes transmitted with the priority.",
+	"priority_rx_packets":        "Packets received with the priority.",
+	"priority_tx_packets":        "Packets transmitted with the priority.",
 	// mlx5, per lane.
 	"lane_rx_err_phy": "Bit errors on the physical lane before forward error correction (mlx5).",
 }
@@ -349,7 +397,11 @@ func helpFor(n statName, summed bool) string {
 			where = "Per-queue driver statistic " + n.base + " (ethtool -S, for example mlx5 rxN_*/txN_*/chN_*, ENA queue_N_*, virtio and veth rx_queue_N_*); label queue is the driver's queue or channel number."
 		}
 	case statPriority:
-		where = "Per-priority driver statistic " + n.base + " (ethtool -S, mlx5 rx_prioN_*/tx_prioN_*); label priority is the traffic class."
+		where = "Per-priority driver statistic " + n.base + " (ethtool -S, for example mlx5 rx_prioN_*/tx_prioN_*, ice rx_priority_N_*, bnxt pfc_priN_* and *_priN, mlx4 rx_prio_N_*); label priority is the priority number."
+	case statClass:
+		where = "Per-class driver statistic " + n.base + " (ethtool -S, bnxt *_cosN, i40e veb.tc_N_*); label class is the class of service or traffic class."
+	case statVF:
+		where = "Per-VF driver statistic " + n.base + " the PF reports (ethtool -S, i40e vfNNN.*); label vf is the virtual function number."
 	case statLane:
 		where = "Per-lane driver statistic " + n.base + " (ethtool -S, mlx5 rx_err_lane_N_*); label lane is the physical lane."
 	default:

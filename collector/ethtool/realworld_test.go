@@ -1,0 +1,212 @@
+package ethtool_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"go.uber.org/zap"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/nic-exporter/nic_exporter/collector/ethtool"
+	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
+)
+
+// realworldDir holds the public ethtool dumps of the real-world corpus
+// (testdata/realworld/README.md names the source of each).
+var realworldDir = filepath.Join("..", "..", "testdata", "realworld", "ethtool")
+
+// numberInName matches a queue, channel, priority, traffic class, class of
+// service or lane number in a metric name, in any of the shapes the
+// drivers use: rx3_, queue_3, prio3, pri3, priority_3, tc_3, cos3, lane_3.
+var numberInName = regexp.MustCompile(`(^|_)(rx|tx|ch|rxq|txq|sq|rq|cq)[0-9]+(_|$)|queue_[0-9]+|(^|_)(prio|pri|priority|tc|cos|lane|vf)_?[0-9]+(_|$)`)
+
+// corpusMeanings are the curated meanings the corpus must show: for each
+// driver statistic (by the name the driver prints, old or new) a word of
+// the help text its family must carry, and the metric family. A dump
+// whose table has the statistic must export it under that family with
+// that meaning; the family must be a counter.
+var corpusMeanings = map[string]struct{ family, word string }{
+	// mlx5, current names (counters.rst).
+	"rx_out_of_buffer":  {"nic_ethtool_rx_out_of_buffer_total", "no receive buffer"},
+	"rx_discards_phy":   {"nic_ethtool_rx_discards_phy_total", "lack of buffer space"},
+	"tx_discards_phy":   {"nic_ethtool_tx_discards_phy_total", "discarded on transmit"},
+	"rx_crc_errors_phy": {"nic_ethtool_rx_crc_errors_phy_total", "bad FCS"},
+	"rx_symbol_err_phy": {"nic_ethtool_rx_symbol_err_phy_total", "symbol error"},
+	// ENA, device level.
+	"wd_expired":               {"nic_ethtool_wd_expired_total", "keep-alive"},
+	"tx_timeout":               {"nic_ethtool_tx_timeout_total", "netdev watchdog"},
+	"bw_in_allowance_exceeded": {"nic_ethtool_bw_in_allowance_exceeded_total", "allowance"},
+}
+
+// corpusDump is one dump of the corpus with the driver it comes from.
+type corpusDump struct {
+	file   string
+	driver string
+	dump   *ethtooldump.Dump
+}
+
+// loadCorpus parses every ethtool dump of the corpus with the real dump
+// parser. A dump without `ethtool -i` gets the driver its file name starts
+// with, so the fake source still reports one.
+func loadCorpus(t *testing.T) []corpusDump {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(realworldDir, "*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 10 {
+		t.Fatalf("%d ethtool dumps in %s, want the whole corpus", len(files), realworldDir)
+	}
+	var out []corpusDump
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := ethtooldump.Parse(bytes.NewReader(data))
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if len(d.Names) == 0 {
+			t.Errorf("%s: no statistics parsed", f)
+			continue
+		}
+		base := filepath.Base(f)
+		driver := d.Driver
+		if driver == "" {
+			driver, _, _ = strings.Cut(base, "_")
+			if driver == "mlx5" {
+				driver = "mlx5_core"
+			}
+		}
+		d.Driver = driver
+		out = append(out, corpusDump{file: base, driver: driver, dump: d})
+	}
+	return out
+}
+
+// TestRealWorldEthtool runs every public dump of the corpus through the
+// real dump parser and the real ethtool collector and checks the names,
+// the types, the curated meanings and that every statistic is exported.
+func TestRealWorldEthtool(t *testing.T) {
+	for _, cd := range loadCorpus(t) {
+		t.Run(cd.file, func(t *testing.T) {
+			src := ethtooldump.NewSource(&ethtooldump.Device{Name: "eth0", Index: 2, Dump: cd.dump})
+			c, err := ethtool.New(ethtool.Config{Source: src}, zap.NewNop())
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap, errs := pollOnce(t, c, zap.NewNop())
+			if len(errs) != 0 {
+				t.Errorf("source errors: %v", errs)
+			}
+			text := snap.String()
+			fams := parseFamilies(t, text)
+			checkCorpusScrape(t, cd, fams)
+			got := series(t, text)
+			if n := got[`nic_ethtool_stats{device="eth0"}`]; int(n) != len(cd.dump.Names) {
+				t.Errorf("nic_ethtool_stats = %v, want %d", n, len(cd.dump.Names))
+			}
+			for k, v := range got {
+				if strings.HasPrefix(k, "nic_ethtool_stats_skipped{") && v != 0 {
+					t.Errorf("%s = %v: every statistic of a real dump must be exported", k, v)
+				}
+			}
+		})
+	}
+}
+
+// checkCorpusScrape checks the families of one dump's scrape.
+func checkCorpusScrape(t *testing.T, cd corpusDump, fams map[string]*dto.MetricFamily) {
+	t.Helper()
+	for name, f := range fams {
+		if numberInName.MatchString(strings.TrimPrefix(name, "nic_ethtool_")) {
+			t.Errorf("metric name %s contains a queue, priority, class or lane number", name)
+		}
+		if !strings.HasPrefix(name, "nic_ethtool_") {
+			continue
+		}
+		counter := strings.HasSuffix(name, "_total")
+		switch typ := f.GetType(); {
+		case counter && typ != dto.MetricType_COUNTER:
+			t.Errorf("%s ends in _total but is a %v", name, typ)
+		case !counter && typ == dto.MetricType_COUNTER:
+			t.Errorf("%s is a counter without _total", name)
+		}
+	}
+	for _, stat := range cd.dump.Names {
+		want, ok := corpusMeanings[stat]
+		if !ok {
+			continue
+		}
+		f := fams[want.family]
+		if f == nil {
+			t.Errorf("%s: statistic %s not exported as %s", cd.file, stat, want.family)
+			continue
+		}
+		if f.GetType() != dto.MetricType_COUNTER {
+			t.Errorf("%s is a %v, want a counter", want.family, f.GetType())
+		}
+		if !strings.Contains(f.GetHelp(), want.word) {
+			t.Errorf("%s: help of %s lacks the curated meaning (%q): %q", cd.file, want.family, want.word, f.GetHelp())
+		}
+	}
+}
+
+// parseFamilies parses a text exposition into its families by name.
+func parseFamilies(t *testing.T, text string) map[string]*dto.MetricFamily {
+	t.Helper()
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatalf("scrape does not parse: %v", err)
+	}
+	return fams
+}
+
+// TestRealWorldEthtoolPromtool lints the scrape of a host with every dump
+// of the corpus as one interface with promtool check metrics.
+func TestRealWorldEthtoolPromtool(t *testing.T) {
+	promtool := testenv.LookPath(t, "promtool")
+	corpus := loadCorpus(t)
+	devs := make([]*ethtooldump.Device, 0, len(corpus))
+	for i, cd := range corpus {
+		devs = append(devs, &ethtooldump.Device{Name: "eth" + itoa(i), Index: i + 2, Dump: cd.dump})
+	}
+	c, err := ethtool.New(ethtool.Config{Source: ethtooldump.NewSource(devs...)}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := pollOnce(t, c, zap.NewNop())
+	if snap.Devices() != len(corpus) {
+		t.Errorf("devices = %d, want %d", snap.Devices(), len(corpus))
+	}
+	var names []string
+	for _, f := range snap.Families() {
+		if numberInName.MatchString(strings.TrimPrefix(f, "nic_ethtool_")) {
+			names = append(names, f)
+		}
+	}
+	sort.Strings(names)
+	if len(names) != 0 {
+		t.Errorf("metric names with a number that belongs in a label: %v", names)
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(snap.String())
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Errorf("promtool check metrics: %v\n%s", err, out.String())
+	}
+}
