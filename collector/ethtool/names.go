@@ -272,15 +272,32 @@ var ethtoolGauges = map[string]bool{
 // on its name only, so it is the same for every device.
 var ethtoolHelp = map[string]string{
 	// ENA, device level (ena_ethtool.c, AWS "Monitor network performance for ENA settings").
-	"wd_expired":                    "ENA keep-alive watchdog expirations: the device missed its keep-alive events for the timeout (3 s by default) and the driver reset it. Page on any increase.",
-	"tx_timeout":                    "Transmit timeouts: the kernel's netdev watchdog found a stuck transmit queue and the driver reset the device.",
-	"interface_up":                  "Times the driver brought the interface up.",
-	"interface_down":                "Times the driver brought the interface down.",
-	"admin_q_pause":                 "ENA admin queue found in a paused state (device busy or resetting).",
-	"suspend":                       "Times the driver suspended the device.",
-	"resume":                        "Times the driver resumed the device.",
-	"reset_fail":                    "ENA device resets that failed.",
-	"total_resets":                  "ENA device resets of any cause.",
+	"wd_expired":     "ENA keep-alive watchdog expirations: the device missed its keep-alive events for the timeout (3 s by default) and the driver reset it. Page on any increase.",
+	"tx_timeout":     "Transmit timeouts: the kernel's netdev watchdog found a stuck transmit queue and the driver reset the device.",
+	"interface_up":   "Times the driver brought the interface up.",
+	"interface_down": "Times the driver brought the interface down.",
+	"admin_q_pause":  "ENA admin queue found in a paused state (device busy or resetting).",
+	"suspend":        "Times the driver suspended the device.",
+	"resume":         "Times the driver resumed the device.",
+	"reset_fail":     "ENA device resets that failed.",
+	"total_resets":   "ENA device resets of any cause.",
+	// ENA reset causes, one counter per ENA_REGS_RESET_* reason the driver
+	// resets the device for (ena_ethtool.c ena_stats_global_strings,
+	// ena_regs_defs.h); each increase is one reset of that cause.
+	"bad_tx_req_id":                 "ENA device resets because a transmit completion carried an invalid request id.",
+	"bad_rx_req_id":                 "ENA device resets because a receive completion carried an invalid request id.",
+	"bad_rx_desc_num":               "ENA device resets because a received packet used too many descriptors.",
+	"missing_intr":                  "ENA device resets because completions were pending but their interrupt never came.",
+	"suspected_poll_starvation":     "ENA device resets because interrupts came but the queue's NAPI poll did not run: CPU starvation (busy or isolated CPUs, long softirq work) suspected.",
+	"missing_tx_cmpl":               "ENA device resets because too many transmit completions were missing on a queue.",
+	"rx_desc_malformed":             "ENA device resets because the device wrote a malformed receive descriptor.",
+	"tx_desc_malformed":             "ENA device resets because the device wrote a malformed transmit descriptor.",
+	"invalid_state":                 "ENA device resets because the driver found itself in an invalid state.",
+	"os_netdev_wd":                  "ENA device resets requested by the kernel's netdev watchdog (a transmit queue timed out).",
+	"missing_admin_interrupt":       "ENA device resets because an admin queue completion came without its interrupt.",
+	"admin_to":                      "ENA device resets because an admin queue command timed out.",
+	"device_request_reset":          "ENA device resets the device itself requested.",
+	"missing_first_intr":            "ENA device resets because a queue never raised its first interrupt (interrupt setup problem).",
 	"bw_in_allowance_exceeded":      "Packets queued or dropped because the inbound aggregate bandwidth exceeded the instance's allowance (AWS ENA).",
 	"bw_out_allowance_exceeded":     "Packets queued or dropped because the outbound aggregate bandwidth exceeded the instance's allowance (AWS ENA).",
 	"pps_allowance_exceeded":        "Packets queued or dropped because the bidirectional packet rate exceeded the instance's allowance (AWS ENA).",
@@ -324,11 +341,28 @@ var ethtoolHelp = map[string]string{
 	"queue_rx_xdp_drop":              "Packets an XDP program dropped on the queue.",
 	"queue_rx_oversize_pkts_sw_drop": "Oversized received packets the driver dropped (mlx5).",
 	// mlx5, device level (Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst).
-	"rx_out_of_buffer":               "Packets the device dropped because no receive buffer was posted on the queue: the host did not drain the receive ring fast enough (mlx5).",
-	"rx_discards_phy":                "Received packets the port dropped for lack of buffer space in the device, typically congestion or host backpressure (mlx5).",
-	"tx_discards_phy":                "Packets the port discarded on transmit, for example in a congested network (mlx5).",
-	"rx_crc_errors_phy":              "Received frames with a bad FCS at the physical port: cabling, optics or signal quality (mlx5).",
-	"rx_symbol_err_phy":              "Received frames with a physical-layer symbol error (mlx5).",
+	"rx_out_of_buffer":  "Packets the device dropped because no receive buffer was posted on the queue: the host did not drain the receive ring fast enough (mlx5).",
+	"rx_discards_phy":   "Received packets the port dropped for lack of buffer space in the device, typically congestion or host backpressure (mlx5).",
+	"tx_discards_phy":   "Packets the port discarded on transmit, for example in a congested network (mlx5).",
+	"rx_crc_errors_phy": "Received frames with a bad FCS at the physical port: cabling, optics or signal quality (mlx5).",
+	"rx_symbol_err_phy": "Received frames with a physical-layer symbol error (mlx5).",
+	// mlx5 names of Linux 4.4 to 4.7 (en.h pport string tables: IEEE 802.3
+	// "check_seq_err", "symbol_err"; RFC 2863 "in_discards",
+	// "out_discards"; RFC 2819 "drop_events", "crc_align_errors"), renamed
+	// to rx_*_phy/tx_*_phy by commit bfe6d8d1d433 ("net/mlx5e: Reorganize
+	// ethtool statistics", Linux 4.8): in_discards and drop_events count
+	// what rx_discards_phy counts (PPCNT if_in_discards,
+	// ether_stats_drop_events), out_discards is tx_discards_phy,
+	// check_seq_err is rx_crc_errors_phy (a_frame_check_sequence_errors),
+	// symbol_err is rx_symbol_err_phy (a_symbol_error_during_carrier), and
+	// crc_align_errors counts bad FCS or alignment. The NICPhy* alerts use
+	// them on mlx5_core interfaces only.
+	"in_discards":                    "Received packets the port dropped for lack of buffer space in the device (mlx5 before Linux 4.8: the old name of rx_discards_phy).",
+	"drop_events":                    "Events in which the port dropped received packets for lack of buffer space or other resources (mlx5 before Linux 4.8, RFC 2819 etherStatsDropEvents; newer kernels count these in rx_discards_phy).",
+	"out_discards":                   "Packets the port discarded on transmit, for example in a congested network (mlx5 before Linux 4.8: the old name of tx_discards_phy).",
+	"check_seq_err":                  "Received frames with a bad FCS at the physical port: cabling, optics or signal quality (mlx5 before Linux 4.8: the old name of rx_crc_errors_phy).",
+	"crc_align_errors":               "Received frames with a bad FCS or an alignment error at the physical port: cabling, optics or signal quality (mlx5 before Linux 4.8, RFC 2819 etherStatsCRCAlignErrors).",
+	"symbol_err":                     "Received frames with a physical-layer symbol error (mlx5 before Linux 4.8: the old name of rx_symbol_err_phy).",
 	"rx_pcs_symbol_err_phy":          "Symbol errors at the physical coding sublayer (mlx5).",
 	"rx_corrected_bit_phy":           "Bits the forward error correction corrected (mlx5).",
 	"link_down_events_phy":           "Times the physical link went down (mlx5).",
@@ -366,12 +400,13 @@ var ethtoolHelp = map[string]string{
 	"peer_ifindex":                   "Interface index of the other end of the veth pair; a level, not a count.",
 	"ena_srd_mode":                   "ENA Scalable Reliable Datagram mode: 0 off, 1 on for transmit, 2 on for receive, 3 both; a level.",
 	"ena_srd_resource_utilization":   "ENA Scalable Reliable Datagram resources in use, percent; a level.",
-	// Per priority. The byte and packet counts carry no driver name: bnxt
-	// rx_bytes_pri3 and mlx4 rx_prio_3_packets land in the same families.
-	"priority_rx_pause":          "Priority flow control pause frames received for the priority (mlx5).",
-	"priority_tx_pause":          "Priority flow control pause frames sent for the priority (mlx5).",
-	"priority_rx_pause_duration": "Time the peer asked this port to pause the priority, in microseconds (mlx5).",
-	"priority_tx_pause_duration": "Time this port asked the peer to pause the priority, in microseconds (mlx5).",
+	// Per priority. The byte, packet and pause counts carry no driver name:
+	// bnxt rx_bytes_pri3, mlx4 rx_prio_3_packets and rx_pause_prio_3 land
+	// in the same families as mlx5's.
+	"priority_rx_pause":          "Priority flow control pause frames received for the priority.",
+	"priority_tx_pause":          "Priority flow control pause frames sent for the priority.",
+	"priority_rx_pause_duration": "Time the peer asked this port to pause the priority, in microseconds.",
+	"priority_tx_pause_duration": "Time this port asked the peer to pause the priority, in microseconds.",
 	"priority_rx_discards":       "Received packets of the priority the port dropped (mlx5).",
 	"priority_rx_buf_discard":    "Received packets of the priority dropped for lack of buffer space (mlx5).",
 	"priority_rx_cong_discard":   "Received packets of the priority dropped by congestion control (WRED) (mlx5).",

@@ -42,6 +42,22 @@ var corpusMeanings = map[string]struct{ family, word string }{
 	"tx_discards_phy":   {"nic_ethtool_tx_discards_phy_total", "discarded on transmit"},
 	"rx_crc_errors_phy": {"nic_ethtool_rx_crc_errors_phy_total", "bad FCS"},
 	"rx_symbol_err_phy": {"nic_ethtool_rx_symbol_err_phy_total", "symbol error"},
+	// mlx5 names before Linux 4.8 (commit bfe6d8d1d433), same meanings.
+	"in_discards":      {"nic_ethtool_in_discards_total", "lack of buffer space"},
+	"drop_events":      {"nic_ethtool_drop_events_total", "lack of buffer space"},
+	"out_discards":     {"nic_ethtool_out_discards_total", "discarded on transmit"},
+	"check_seq_err":    {"nic_ethtool_check_seq_err_total", "bad FCS"},
+	"crc_align_errors": {"nic_ethtool_crc_align_errors_total", "bad FCS"},
+	"symbol_err":       {"nic_ethtool_symbol_err_total", "symbol error"},
+	// ENA reset causes (ena_ethtool.c ena_stats_global_strings).
+	"missing_tx_cmpl":           {"nic_ethtool_missing_tx_cmpl_total", "ENA device resets"},
+	"os_netdev_wd":              {"nic_ethtool_os_netdev_wd_total", "ENA device resets"},
+	"suspected_poll_starvation": {"nic_ethtool_suspected_poll_starvation_total", "ENA device resets"},
+	"admin_to":                  {"nic_ethtool_admin_to_total", "ENA device resets"},
+	"missing_intr":              {"nic_ethtool_missing_intr_total", "ENA device resets"},
+	"device_request_reset":      {"nic_ethtool_device_request_reset_total", "ENA device resets"},
+	"missing_admin_interrupt":   {"nic_ethtool_missing_admin_interrupt_total", "ENA device resets"},
+	"missing_first_intr":        {"nic_ethtool_missing_first_intr_total", "ENA device resets"},
 	// ENA, device level.
 	"wd_expired":               {"nic_ethtool_wd_expired_total", "keep-alive"},
 	"tx_timeout":               {"nic_ethtool_tx_timeout_total", "netdev watchdog"},
