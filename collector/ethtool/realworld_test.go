@@ -64,6 +64,33 @@ var corpusMeanings = map[string]struct{ family, word string }{
 	"bw_in_allowance_exceeded": {"nic_ethtool_bw_in_allowance_exceeded_total", "allowance"},
 }
 
+// documented are the conditions the sources of the dumps report (their
+// "shows:" headers): the statistic as the driver prints it, and the series
+// it must be exported as, with the dump's value, which must not be 0.
+var documented = map[string][]struct{ stat, series string }{
+	"mlx5_cx6dx_inbox_5.15_xdp.txt": {
+		{"rx_out_of_buffer", `nic_ethtool_rx_out_of_buffer_total{device="eth0"}`},
+		{"rx_discards_phy", `nic_ethtool_rx_discards_phy_total{device="eth0"}`},
+		{"rx_prio0_discards", `nic_ethtool_priority_rx_discards_total{device="eth0",priority="0"}`},
+		{"tx_global_pause", `nic_ethtool_tx_global_pause_total{device="eth0"}`},
+	},
+	"mlx5_cx6dx_inbox_6.5_xdp.txt": {
+		{"rx_out_of_buffer", `nic_ethtool_rx_out_of_buffer_total{device="eth0"}`},
+		{"rx_discards_phy", `nic_ethtool_rx_discards_phy_total{device="eth0"}`},
+		{"rx_buffer_passed_thres_phy", `nic_ethtool_rx_buffer_passed_thres_phy_total{device="eth0"}`},
+		{"tx_global_pause", `nic_ethtool_tx_global_pause_total{device="eth0"}`},
+	},
+	"mlx5_cx4lx_fw14.27_xdp_grep_ethq20.txt": {
+		{"rx_xdp_redirect", `nic_ethtool_rx_xdp_redirect_total{device="eth0"}`},
+	},
+	"ena_2.x_sliderule518_device.txt": {
+		{"bw_in_allowance_exceeded", `nic_ethtool_bw_in_allowance_exceeded_total{device="eth0"}`},
+	},
+	"i40e_2.12.6_xxv710_vf_grep_collectd3568.txt": {
+		{"vf000.rx_discards", `nic_ethtool_vf_rx_discards_total{device="eth0",vf="0"}`},
+	},
+}
+
 // corpusDump is one dump of the corpus with the driver it comes from.
 type corpusDump struct {
 	file   string
@@ -116,7 +143,17 @@ func loadCorpus(t *testing.T) []corpusDump {
 // real dump parser and the real ethtool collector and checks the names,
 // the types, the curated meanings and that every statistic is exported.
 func TestRealWorldEthtool(t *testing.T) {
-	for _, cd := range loadCorpus(t) {
+	corpus := loadCorpus(t)
+	seen := make(map[string]bool)
+	for _, cd := range corpus {
+		seen[cd.file] = true
+	}
+	for f := range documented {
+		if !seen[f] {
+			t.Errorf("documented dump %s is not in the corpus", f)
+		}
+	}
+	for _, cd := range corpus {
 		t.Run(cd.file, func(t *testing.T) {
 			src := ethtooldump.NewSource(&ethtooldump.Device{Name: "eth0", Index: 2, Dump: cd.dump})
 			c, err := ethtool.New(ethtool.Config{Source: src}, zap.NewNop())
@@ -133,6 +170,15 @@ func TestRealWorldEthtool(t *testing.T) {
 			got := series(t, text)
 			if n := got[`nic_ethtool_stats{device="eth0"}`]; int(n) != len(cd.dump.Names) {
 				t.Errorf("nic_ethtool_stats = %v, want %d", n, len(cd.dump.Names))
+			}
+			for _, d := range documented[cd.file] {
+				i := cd.dump.Index(d.stat)
+				if i < 0 || cd.dump.Values[i] == 0 {
+					t.Fatalf("the dump has no non-zero %s", d.stat)
+				}
+				if v, ok := got[d.series]; !ok || v != float64(cd.dump.Values[i]) {
+					t.Errorf("documented condition %s = %d not recalled: %s = %v (present %v)", d.stat, cd.dump.Values[i], d.series, v, ok)
+				}
 			}
 			for k, v := range got {
 				if strings.HasPrefix(k, "nic_ethtool_stats_skipped{") && v != 0 {
@@ -161,6 +207,17 @@ func checkCorpusScrape(t *testing.T, cd corpusDump, fams map[string]*dto.MetricF
 			t.Errorf("%s is a counter without _total", name)
 		}
 	}
+	// Precision: another driver's statistic never gets an mlx5 or ENA
+	// meaning because it shares a name.
+	for name, f := range fams {
+		help := curatedPart(f.GetHelp())
+		if cd.driver != "mlx5_core" && strings.Contains(help, "(mlx5") {
+			t.Errorf("%s (driver %s) carries an mlx5 meaning: %q", name, cd.driver, help)
+		}
+		if cd.driver != "ena" && strings.Contains(help, "ENA") {
+			t.Errorf("%s (driver %s) carries an ENA meaning: %q", name, cd.driver, help)
+		}
+	}
 	for _, stat := range cd.dump.Names {
 		want, ok := corpusMeanings[stat]
 		if !ok {
@@ -178,6 +235,19 @@ func checkCorpusScrape(t *testing.T, cd corpusDump, fams map[string]*dto.MetricF
 			t.Errorf("%s: help of %s lacks the curated meaning (%q): %q", cd.file, want.family, want.word, f.GetHelp())
 		}
 	}
+}
+
+// helpWhere marks where the collector's description of the statistic's
+// source starts in a help text, after the curated meaning.
+var helpWhere = regexp.MustCompile(`(^| )(Driver statistic|Per-queue driver statistic|Per-priority driver statistic|Per-class driver statistic|Per-VF driver statistic|Per-lane driver statistic) `)
+
+// curatedPart returns the curated meaning of a help text, without the
+// collector's description of the statistic's source.
+func curatedPart(help string) string {
+	if loc := helpWhere.FindStringIndex(help); loc != nil {
+		return help[:loc[0]]
+	}
+	return help
 }
 
 // parseFamilies parses a text exposition into its families by name.
