@@ -64,12 +64,23 @@ func (k statKind) prefix() string {
 
 // statName is a driver statistic name taken apart: the kind, the base
 // name without any queue, priority or lane number (sanitized to
-// [a-z0-9_]) and that number.
+// [a-z0-9_]) and that number. tc is the traffic class of a send queue
+// whose name carries both its channel and its class (label "tc"), else
+// empty.
 type statName struct {
 	kind  statKind
 	base  string
 	index string
+	tc    string
 }
+
+// mlx5ChannelTC matches the send queue statistics of mlx5 drivers up to
+// Linux 4.8, which name a send queue by its channel and traffic class:
+// tx3_1_packets is channel 3, class 1 (en_ethtool.c of Linux 4.4,
+// mlx5e_get_strings: sprintf("tx%d_%d_%s", i, tc, sq_stats_strings[j])
+// for every channel i and tc below num_tc, at most 8). Later kernels
+// number send queues by their txq ("tx%d_%s").
+var mlx5ChannelTC = regexp.MustCompile(`^tx(0|[1-9][0-9]{0,5})_([0-7])_([a-z].*)$`)
 
 // statPattern recognises one driver's way of putting a number in a
 // statistic name. dir is the submatch with the direction ("rx", "tx",
@@ -142,6 +153,14 @@ var statPatterns = []statPattern{
 // nothing of the name survives sanitizing; such a statistic cannot be
 // exported and is counted as skipped. It never panics, whatever the bytes.
 func parseStatName(raw string) (n statName, ok bool) {
+	if m := mlx5ChannelTC.FindStringSubmatch(raw); m != nil {
+		if rest := sanitizeStat(m[3]); rest != "" {
+			if !strings.HasPrefix(rest, "tx_") {
+				rest = "tx_" + rest
+			}
+			return statName{kind: statQueue, base: rest, index: m[1], tc: m[2]}, true
+		}
+	}
 	for _, p := range statPatterns {
 		m := p.re.FindStringSubmatch(raw)
 		if m == nil {

@@ -296,3 +296,58 @@ func TestRealWorldEthtoolPromtool(t *testing.T) {
 		t.Errorf("promtool check metrics: %v\n%s", err, out.String())
 	}
 }
+
+// TestMlx5ChannelTCNames checks the send queue names of mlx5 drivers up
+// to Linux 4.8, tx<channel>_<tc>_<stat> (no public dump of them is in the
+// corpus; the names here are ours, in the shape of en_ethtool.c of Linux
+// 4.4): channel and class become labels in keep mode, every class's queue
+// is summed in sum mode, and no number stays in a name.
+func TestMlx5ChannelTCNames(t *testing.T) {
+	dump := &ethtooldump.Dump{
+		Driver: "mlx5_core", Version: "3.0-1 (January 2015)",
+		Names:  []string{"tx_packets", "tx0_0_packets", "tx0_1_packets", "tx1_0_packets", "tx1_1_packets", "tx0_0_queue_stopped", "rx0_packets"},
+		Values: []uint64{100, 10, 20, 30, 40, 1, 7},
+	}
+	for _, tc := range []struct {
+		mode ethtool.QueueMode
+		want map[string]float64
+	}{
+		{ethtool.QueueKeep, map[string]float64{
+			`nic_ethtool_tx_packets_total{device="p3p1"}`:                              100,
+			`nic_ethtool_queue_tx_packets_total{device="p3p1",queue="0",tc="0"}`:       10,
+			`nic_ethtool_queue_tx_packets_total{device="p3p1",queue="0",tc="1"}`:       20,
+			`nic_ethtool_queue_tx_packets_total{device="p3p1",queue="1",tc="0"}`:       30,
+			`nic_ethtool_queue_tx_packets_total{device="p3p1",queue="1",tc="1"}`:       40,
+			`nic_ethtool_queue_tx_queue_stopped_total{device="p3p1",queue="0",tc="0"}`: 1,
+			`nic_ethtool_queue_rx_packets_total{device="p3p1",queue="0"}`:              7,
+		}},
+		{ethtool.QueueSum, map[string]float64{
+			`nic_ethtool_tx_packets_total{device="p3p1"}`:       100,
+			`nic_ethtool_queue_tx_packets_total{device="p3p1"}`: 100,
+			`nic_ethtool_queue_rx_packets_total{device="p3p1"}`: 7,
+		}},
+	} {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			src := ethtooldump.NewSource(&ethtooldump.Device{Name: "p3p1", Index: 2, Dump: dump})
+			c, err := ethtool.New(ethtool.Config{Source: src, QueueMode: tc.mode}, zap.NewNop())
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap, _ := pollOnce(t, c, zap.NewNop())
+			for _, f := range snap.Families() {
+				if numberInName.MatchString(strings.TrimPrefix(f, "nic_ethtool_")) || strings.Contains(f, "_0_") || strings.Contains(f, "_1_") {
+					t.Errorf("metric name %s contains a channel or class number", f)
+				}
+			}
+			got := series(t, snap.String())
+			for k, want := range tc.want {
+				if v, ok := got[k]; !ok || v != want {
+					t.Errorf("%s = %v (present %v), want %v", k, v, ok, want)
+				}
+			}
+			if v := got[`nic_ethtool_stats_skipped{device="p3p1",reason="duplicate"}`]; v != 0 {
+				t.Errorf("%v statistics skipped as duplicates", v)
+			}
+		})
+	}
+}
