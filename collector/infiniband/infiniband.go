@@ -254,9 +254,9 @@ func (r *ibReader) gone(rel string) bool {
 	}
 }
 
-// counter reads a counters/ or hw_counters/ file. EINVAL, EOPNOTSUPP and
-// "N/A (no PMA)" drop the series and are remembered, so the file is not
-// read again while the device exists.
+// counter reads a counters/, counters_ext/ or hw_counters/ file. EINVAL,
+// EOPNOTSUPP, EIO and "N/A (no PMA)" drop the series and are remembered,
+// so the file is not read again while the device exists.
 func (r *ibReader) counter(rel string) (uint64, bool, error) {
 	s, ok, err := r.read(rel, true, memoCounter)
 	if !ok || err != nil {
