@@ -345,6 +345,8 @@ var quietAlerts = map[string]string{
 	"NICENATxTimeout":                       "no demo fault times out a transmit queue",
 	"NICENAAdminQueuePaused":                "no demo fault pauses the admin queue",
 	"NICENAMissingTxCompletions":            "no demo fault loses transmit completions",
+	"NICENAResets":                          "no demo fault resets the ENA device for a counted cause (wd_expired has its own alert)",
+	"NICInfiniBandCounterSaturated":         "no demo fault drives a port counter to the maximum of its width",
 	"NICENAAllocationFailures":              "no demo fault makes allocations fail",
 	"NICENAConntrackAllowanceLow":           "no demo fault uses up the conntrack allowance",
 	"NICPhyDiscards":                        "no demo fault makes port discards",
@@ -368,6 +370,11 @@ var otherDriverMetrics = map[string]string{
 	"nic_infiniband_hw_retry_rnr_exceeded_err_total": "Soft-RoCE (rxe) counter; the demo host has mlx5",
 	"nic_infiniband_hw_retry_exceeded_err_total":     "Soft-RoCE (rxe) counter; the demo host has mlx5",
 	"nic_ethtool_queue_tx_missing_tx_comp_total":     "older ENA drivers' name; the demo's ENA 2.x prints queue_N_tx_missed_tx",
+	"nic_ethtool_in_discards_total":                  "mlx5 name before Linux 4.8 (ConnectX-4 era); the demo's mlx5 prints rx_discards_phy",
+	"nic_ethtool_out_discards_total":                 "mlx5 name before Linux 4.8 (ConnectX-4 era); the demo's mlx5 prints tx_discards_phy",
+	"nic_ethtool_check_seq_err_total":                "mlx5 name before Linux 4.8 (ConnectX-4 era); the demo's mlx5 prints rx_crc_errors_phy",
+	"nic_ethtool_crc_align_errors_total":             "mlx5 name before Linux 4.8 (ConnectX-4 era), dropped by later kernels",
+	"nic_ethtool_symbol_err_total":                   "mlx5 name before Linux 4.8 (ConnectX-4 era); the demo's mlx5 prints rx_symbol_err_phy",
 }
 
 func startStack(t *testing.T) *stack {

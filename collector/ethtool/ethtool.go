@@ -369,6 +369,10 @@ func (e *Collector) replan(st *ethIface, names []string) {
 		if n.kind != statDevice && !(n.kind == statQueue && summed) {
 			labels = append(labels, n.kind.label())
 			values = append(values, n.index)
+			if n.tc != "" {
+				labels = append(labels, "tc")
+				values = append(values, n.tc)
+			}
 		}
 		name := "nic_ethtool_" + n.kind.prefix() + n.base
 		typ := exposition.Counter
@@ -402,13 +406,17 @@ func (e *Collector) replan(st *ethIface, names []string) {
 				plan.groups = append(plan.groups, g)
 			}
 			key := n.index
+			if n.tc != "" {
+				// Each class's send queue of a channel is its own member.
+				key += "/" + n.tc
+			}
 			if used[desc.Name()+"\xff"+key] {
 				plan.skipped[1]++
 				continue
 			}
 			used[desc.Name()+"\xff"+key] = true
 			g.idx = append(g.idx, i)
-			g.queues = append(g.queues, n.index)
+			g.queues = append(g.queues, key)
 			continue
 		}
 		key := desc.Name() + "\xff" + strings.Join(values[1:], "\xff")

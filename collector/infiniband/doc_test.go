@@ -25,7 +25,7 @@ func TestInfiniBandDocumented(t *testing.T) {
 	if next := strings.Index(section, "\n## "); next >= 0 {
 		section = section[:next]
 	}
-	descs := []*exposition.Desc{ibInfo, ibPortState, ibPortPhysState, ibPortRate, ibPortInfo, ibPortNetdev, ibPortLID, ibPortSMLID}
+	descs := []*exposition.Desc{ibInfo, ibPortState, ibPortPhysState, ibPortRate, ibPortInfo, ibPortNetdev, ibPortLID, ibPortSMLID, ibCounterSaturated}
 	for _, c := range ibPortCounters {
 		descs = append(descs, c.desc)
 	}

@@ -99,10 +99,14 @@ type ibPort struct {
 	hw        []ibValue
 }
 
-// ibValue is one counter value with its metric.
+// ibValue is one counter value with its metric. fixed is true for a
+// counter of a fixed width below 64 bits, saturated when it is stuck at
+// its maximum.
 type ibValue struct {
-	counter ibCounter
-	v       float64
+	counter   ibCounter
+	v         float64
+	fixed     bool
+	saturated bool
 }
 
 // Update implements collector.Collector.
@@ -165,11 +169,38 @@ type ibReader struct {
 	buf      []byte // one page, reused for every read of the poll
 }
 
+// memo says which read failures make the collector stop reading a file
+// while its device exists.
+type memo uint8
+
+const (
+	// memoNone remembers nothing.
+	memoNone memo = iota
+	// memoUnsupported remembers EINVAL and EOPNOTSUPP.
+	memoUnsupported
+	// memoCounter also remembers EIO: on a restricted ConnectX-7 PF every
+	// counter read is a firmware ACCESS_REG command that fails with EINVAL
+	// or EIO and logs to the kernel log, so a failing counter file is not
+	// read again.
+	memoCounter
+)
+
+// remembers reports whether err makes the file be remembered under m.
+func (m memo) remembers(err error) bool {
+	switch m {
+	case memoUnsupported:
+		return sysfs.IsUnsupported(err)
+	case memoCounter:
+		return sysfs.IsUnsupported(err) || errors.Is(err, syscall.EIO)
+	}
+	return false
+}
+
 // read returns a file's content without surrounding white space. ok is
 // false when the file is absent, remembered as unsupported, or failed (in
 // which case the failure was reported, or the port or device vanished).
-func (r *ibReader) read(rel string, optionalFile, remember bool) (string, bool, error) {
-	if remember && r.c.unsupported.Has(r.identity, rel) {
+func (r *ibReader) read(rel string, optionalFile bool, m memo) (string, bool, error) {
+	if m != memoNone && r.c.unsupported.Has(r.identity, rel) {
 		return "", false, nil
 	}
 	full := path.Join(r.devDir, rel)
@@ -184,11 +215,30 @@ func (r *ibReader) read(rel string, optionalFile, remember bool) (string, bool, 
 		if optionalFile {
 			return "", false, nil
 		}
-	} else if remember && sysfs.IsUnsupported(err) {
-		r.c.unsupported.Add(r.identity, rel)
+	} else if m.remembers(err) {
+		r.remember(rel, err)
 	}
 	r.p.SourceError(r.c.abs(full), err)
 	return "", false, nil
+}
+
+// remember stops reads of rel while the device exists. The first counter
+// file of a device remembered this way is logged, once per device.
+func (r *ibReader) remember(rel string, err error) {
+	r.c.unsupported.Add(r.identity, rel)
+	switch path.Base(path.Dir(rel)) {
+	case "counters", "hw_counters", "counters_ext":
+	default:
+		return
+	}
+	// The memory of the device also holds whether this was logged, so it
+	// is logged again only for a re-created device.
+	const logged = "\x00logged"
+	if !r.c.unsupported.Has(r.identity, logged) {
+		r.c.unsupported.Add(r.identity, logged)
+		r.c.log.Warn("counter file of the RDMA device cannot be read; it and any other failing counter file of the device are no longer read while the device exists (a restricted PF answers EINVAL or EIO to every counter read and logs ACCESS_REG failures to the kernel log; exclude it with --collector.infiniband.device-exclude)",
+			zap.String("device", r.identity), zap.String("file", r.c.abs(path.Join(r.devDir, rel))), zap.Error(err))
+	}
 }
 
 // gone reports whether the device, or the directory rel below it, no
@@ -204,11 +254,11 @@ func (r *ibReader) gone(rel string) bool {
 	}
 }
 
-// counter reads a counters/ or hw_counters/ file. EINVAL, EOPNOTSUPP and
-// "N/A (no PMA)" drop the series and are remembered, so the file is not
-// read again while the device exists.
+// counter reads a counters/, counters_ext/ or hw_counters/ file. EINVAL,
+// EOPNOTSUPP, EIO and "N/A (no PMA)" drop the series and are remembered,
+// so the file is not read again while the device exists.
 func (r *ibReader) counter(rel string) (uint64, bool, error) {
-	s, ok, err := r.read(rel, true, true)
+	s, ok, err := r.read(rel, true, memoCounter)
 	if !ok || err != nil {
 		return 0, false, err
 	}
@@ -243,7 +293,7 @@ func (c *Collector) readDevice(name string, p *collector.Poll, buf []byte) (*ibD
 	}
 	var verr error
 	str := func(rel string) string {
-		s, _, err := r.read(rel, true, true)
+		s, _, err := r.read(rel, true, memoUnsupported)
 		if err != nil {
 			verr = err
 		}
@@ -299,7 +349,7 @@ func (c *Collector) readPort(r *ibReader, num string, nports int) (*ibPort, erro
 	pt := &ibPort{num: num}
 	var verr error
 	str := func(rel string, optionalFile bool) (string, bool) {
-		s, ok, err := r.read(path.Join(dir, rel), optionalFile, false)
+		s, ok, err := r.read(path.Join(dir, rel), optionalFile, memoNone)
 		if err != nil {
 			verr = err
 		}
@@ -367,23 +417,38 @@ func (c *Collector) readPort(r *ibReader, num string, nports int) (*ibPort, erro
 }
 
 // portCounters reads the known files of a port's counters/ directory.
+// Where mlx4 offers a 64-bit counters_ext/<file>_64 next to a 32-bit data
+// or packet counter, the 64-bit file is read instead.
 func (r *ibReader) portCounters(dir string) ([]ibValue, error) {
 	present, err := r.list(dir)
 	if err != nil || present == nil {
 		return nil, err
 	}
+	extDir := path.Join(path.Dir(dir), "counters_ext")
+	ext, err := r.list(extDir)
+	if err != nil {
+		return nil, err
+	}
 	var out []ibValue
 	for _, ctr := range ibPortCounters {
-		if !present[ctr.file] {
+		file, bits := path.Join(dir, ctr.file), ctr.bits
+		if ext[ctr.file+"_64"] {
+			file, bits = path.Join(extDir, ctr.file+"_64"), 0
+		} else if !present[ctr.file] {
 			continue
 		}
-		v, ok, err := r.counter(path.Join(dir, ctr.file))
+		v, ok, err := r.counter(file)
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			out = append(out, ibValue{counter: ctr, v: float64(v) * ctr.scale})
+		if !ok {
+			continue
 		}
+		val := ibValue{counter: ctr, v: float64(v) * ctr.scale}
+		if limit, fixed := saturatedAt(bits); fixed {
+			val.fixed, val.saturated = true, v == limit
+		}
+		out = append(out, val)
 	}
 	return out, nil
 }
@@ -492,6 +557,13 @@ func emitIBDevice(p *collector.Poll, d *ibDevice) {
 		sysfs.AddOpt(p, ibPortSMLID, pt.smLID, d.name, pt.num)
 		for _, v := range pt.counters {
 			p.Add(v.counter.desc, v.v, d.name, pt.num)
+			if v.fixed {
+				sat := 0.0
+				if v.saturated {
+					sat = 1
+				}
+				p.Add(ibCounterSaturated, sat, d.name, pt.num, v.counter.file)
+			}
 		}
 		for _, v := range pt.hw {
 			p.Add(v.counter.desc, v.v, d.name, pt.num)

@@ -61,6 +61,19 @@ type ibCounter struct {
 	file  string
 	scale float64 // multiplier from the file's unit to the metric's
 	desc  *exposition.Desc
+	// bits is the width of the IBA PortCounters field behind the file; 0
+	// for the 64-bit PortCountersExtended counters, which never saturate
+	// in practice, and for hw_counters.
+	bits uint
+}
+
+// saturatedAt returns the value at which a counter of the given width
+// stops counting, and false for counters without a width.
+func saturatedAt(bits uint) (uint64, bool) {
+	if bits == 0 || bits >= 64 {
+		return 0, false
+	}
+	return 1<<bits - 1, true
 }
 
 // ibPortCounters lists the IBA PortCounters and PortCountersExtended the
@@ -69,40 +82,58 @@ type ibCounter struct {
 // extended values; otherwise they are the classic 32-bit counters, which
 // saturate at their maximum instead of wrapping, as do the 4-, 8- and
 // 16-bit error counters.
+//
+// The widths are those of the PortCounters attribute (IBA vol. 1,
+// 16.1.3.5) as the kernel declares it in include/rdma/ib_pma.h, struct
+// ib_pma_portcounters: symbol_error_counter __be16,
+// link_error_recovery_counter u8, link_downed_counter u8, port_rcv_errors,
+// port_rcv_remphys_errors, port_rcv_switch_relay_errors and
+// port_xmit_discards __be16, port_xmit_constraint_errors and
+// port_rcv_constraint_errors u8, link_overrun_errors u8 holding LocalLink
+// (bits 7:4) and BufferOverrun (bits 3:0), vl15_dropped __be16, and
+// port_xmit_data, port_rcv_data, port_xmit_packets, port_rcv_packets and
+// port_xmit_wait __be32.
 var ibPortCounters = func() []ibCounter {
 	defs := []struct {
 		file, help string
 		scale      float64
+		bits       uint
 	}{
-		{"symbol_error", "Minor link errors (symbol errors) detected on one or more physical lanes. 16-bit, saturating.", 1},
-		{"link_error_recovery", "Times the port training state machine completed link error recovery. 8-bit, saturating.", 1},
-		{"link_downed", "Times the link error recovery process failed and the link went down. 8-bit, saturating.", 1},
-		{"port_rcv_errors", "Received packets with errors (local physical errors, malformed packets, buffer overruns). 16-bit, saturating.", 1},
-		{"port_rcv_remote_physical_errors", "Received packets marked with the EBP delimiter (a remote physical error). 16-bit, saturating.", 1},
-		{"port_rcv_switch_relay_errors", "Received packets discarded because they could not be forwarded by the switch relay. 16-bit, saturating.", 1},
-		{"port_xmit_discards", "Outbound packets discarded because the port was down or congested. 16-bit, saturating.", 1},
-		{"port_xmit_constraint_errors", "Outbound packets not transmitted because of partition or raw packet constraints. 8-bit, saturating.", 1},
-		{"port_rcv_constraint_errors", "Received packets discarded because of partition or raw packet constraints. 8-bit, saturating.", 1},
-		{"local_link_integrity_errors", "Times the count of local physical errors exceeded the LocalPhyErrors threshold. 4-bit, saturating.", 1},
-		{"excessive_buffer_overrun_errors", "Times consecutive flow-control update periods had buffer overruns. 4-bit, saturating.", 1},
-		{"VL15_dropped", "Received subnet management (VL15) packets dropped for lack of buffers. 16-bit, saturating.", 1},
-		{"port_xmit_data", "Data transmitted on all VLs, in bytes (the file counts 4-byte words).", 4},
-		{"port_rcv_data", "Data received on all VLs, in bytes (the file counts 4-byte words).", 4},
-		{"port_xmit_packets", "Packets transmitted on all VLs.", 1},
-		{"port_rcv_packets", "Packets received on all VLs.", 1},
-		{"port_xmit_wait", "Ticks during which the port had data to transmit but none was sent (no flow-control credits): congestion from the fabric. 32-bit, saturating, unless extended.", 1},
-		{"unicast_xmit_packets", "Unicast packets transmitted (PortCountersExtended).", 1},
-		{"unicast_rcv_packets", "Unicast packets received (PortCountersExtended).", 1},
-		{"multicast_xmit_packets", "Multicast packets transmitted (PortCountersExtended).", 1},
-		{"multicast_rcv_packets", "Multicast packets received (PortCountersExtended).", 1},
+		{"symbol_error", "Minor link errors (symbol errors) detected on one or more physical lanes. 16-bit, saturating.", 1, 16},
+		{"link_error_recovery", "Times the port training state machine completed link error recovery. 8-bit, saturating.", 1, 8},
+		{"link_downed", "Times the link error recovery process failed and the link went down. 8-bit, saturating.", 1, 8},
+		{"port_rcv_errors", "Received packets with errors (local physical errors, malformed packets, buffer overruns). 16-bit, saturating.", 1, 16},
+		{"port_rcv_remote_physical_errors", "Received packets marked with the EBP delimiter (a remote physical error). 16-bit, saturating.", 1, 16},
+		{"port_rcv_switch_relay_errors", "Received packets discarded because they could not be forwarded by the switch relay. 16-bit, saturating.", 1, 16},
+		{"port_xmit_discards", "Outbound packets discarded because the port was down or congested. 16-bit, saturating.", 1, 16},
+		{"port_xmit_constraint_errors", "Outbound packets not transmitted because of partition or raw packet constraints. 8-bit, saturating.", 1, 8},
+		{"port_rcv_constraint_errors", "Received packets discarded because of partition or raw packet constraints. 8-bit, saturating.", 1, 8},
+		{"local_link_integrity_errors", "Times the count of local physical errors exceeded the LocalPhyErrors threshold. 4-bit, saturating.", 1, 4},
+		{"excessive_buffer_overrun_errors", "Times consecutive flow-control update periods had buffer overruns. 4-bit, saturating.", 1, 4},
+		{"VL15_dropped", "Received subnet management (VL15) packets dropped for lack of buffers. 16-bit, saturating.", 1, 16},
+		{"port_xmit_data", "Data transmitted on all VLs, in bytes (the file counts 4-byte words; mlx4's counters_ext/port_xmit_data_64 when present).", 4, 32},
+		{"port_rcv_data", "Data received on all VLs, in bytes (the file counts 4-byte words; mlx4's counters_ext/port_rcv_data_64 when present).", 4, 32},
+		{"port_xmit_packets", "Packets transmitted on all VLs (mlx4's counters_ext/port_xmit_packets_64 when present).", 1, 32},
+		{"port_rcv_packets", "Packets received on all VLs (mlx4's counters_ext/port_rcv_packets_64 when present).", 1, 32},
+		{"port_xmit_wait", "Ticks during which the port had data to transmit but none was sent (no flow-control credits): congestion from the fabric. 32-bit, saturating, unless extended.", 1, 32},
+		{"unicast_xmit_packets", "Unicast packets transmitted (PortCountersExtended).", 1, 0},
+		{"unicast_rcv_packets", "Unicast packets received (PortCountersExtended).", 1, 0},
+		{"multicast_xmit_packets", "Multicast packets transmitted (PortCountersExtended).", 1, 0},
+		{"multicast_rcv_packets", "Multicast packets received (PortCountersExtended).", 1, 0},
 	}
 	out := make([]ibCounter, len(defs))
 	for i, d := range defs {
-		out[i] = ibCounter{file: d.file, scale: d.scale, desc: exposition.MustNewDesc(ibPortCounterName(d.file, d.scale),
+		out[i] = ibCounter{file: d.file, scale: d.scale, bits: d.bits, desc: exposition.MustNewDesc(ibPortCounterName(d.file, d.scale),
 			d.help+" From ports/<port>/counters/"+d.file+".", exposition.Counter, "device", "port")}
 	}
 	return out
 }()
+
+// ibCounterSaturated says whether a fixed-width port counter is stuck at
+// its maximum.
+var ibCounterSaturated = exposition.MustNewDesc("nic_infiniband_port_counters_saturated",
+	"1 while the IBA PortCounters counter (label counter, the file name in ports/<port>/counters) is stuck at the maximum of its width (4, 8, 16 or 32 bits; include/rdma/ib_pma.h): it no longer counts until it is reset, for example with perfquery -x -R, so its rate reads 0. 0 otherwise. A 32-bit data or packet counter that the kernel serves from PortCountersExtended (value above 2^32-1) or from mlx4's counters_ext/*_64 is never saturated.",
+	exposition.Gauge, "device", "port", "counter")
 
 // ibPortCounterName derives a counters/ file's metric name: the prefix
 // nic_infiniband_port_, the file name in lower case without its own
