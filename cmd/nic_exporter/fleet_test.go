@@ -114,6 +114,11 @@ var notOnDemoHost = map[string]string{
 	"nic_ethtool_queue_tx_missing_tx_comp_total":     "an ENA driver statistic of other driver versions (the alert's or clause); the demo ENA has missed_tx",
 	"nic_infiniband_hw_retry_exceeded_err_total":     "the hw counter's name in older kernels (the alert's or clause)",
 	"nic_infiniband_hw_retry_rnr_exceeded_err_total": "the hw counter's name in older kernels (the alert's or clause)",
+	"nic_ethtool_in_discards_total":                  "the mlx5 port counter's name before Linux 4.8 (the alert's or clause); the demo ConnectX-7 has rx_discards_phy",
+	"nic_ethtool_out_discards_total":                 "the mlx5 port counter's name before Linux 4.8 (the alert's or clause); the demo ConnectX-7 has tx_discards_phy",
+	"nic_ethtool_check_seq_err_total":                "the mlx5 port counter's name before Linux 4.8 (the alert's or clause); the demo ConnectX-7 has rx_crc_errors_phy",
+	"nic_ethtool_crc_align_errors_total":             "the mlx5 port counter's name before Linux 4.8 (the alert's or clause); the demo ConnectX-7 has rx_crc_errors_phy",
+	"nic_ethtool_symbol_err_total":                   "the mlx5 port counter's name before Linux 4.8 (the alert's or clause); the demo ConnectX-7 has rx_symbol_err_phy",
 }
 
 // TestDefaultScrapeServesEveryQueriedMetric runs the demo with every fault
