@@ -83,6 +83,21 @@ var documented = map[string][]struct{ stat, series string }{
 	"mlx5_cx4lx_fw14.27_xdp_grep_ethq20.txt": {
 		{"rx_xdp_redirect", `nic_ethtool_rx_xdp_redirect_total{device="eth0"}`},
 	},
+	"mlx5_pci_signal_integrity_grep_netdev2024.txt": {
+		{"tx_pci_signal_integrity", `nic_ethtool_tx_pci_signal_integrity_total{device="eth0"}`},
+		{"rx_pci_signal_integrity", `nic_ethtool_rx_pci_signal_integrity_total{device="eth0"}`},
+	},
+	"mlx5_xdp_names_excerpt_ahern_netdev2020.txt": {
+		{"rx_xdp_drop", `nic_ethtool_rx_xdp_drop_total{device="eth0"}`},
+		{"rx_xdp_redirect", `nic_ethtool_rx_xdp_redirect_total{device="eth0"}`},
+	},
+	"mlx5_bf2_doca1.2_ktls_grep_dpudevopskit.txt": {
+		{"rx_tls_decrypted_packets", `nic_ethtool_rx_tls_decrypted_packets_total{device="eth0"}`},
+		{"tx_tls_encrypted_packets", `nic_ethtool_tx_tls_encrypted_packets_total{device="eth0"}`},
+	},
+	"mlx5_pp_alloc_excerpt_siewior_linux-rdma2025.txt": {
+		{"rx_pp_alloc_fast", `nic_ethtool_rx_pp_alloc_fast_total{device="eth0"}`},
+	},
 	"ena_2.x_sliderule518_device.txt": {
 		{"bw_in_allowance_exceeded", `nic_ethtool_bw_in_allowance_exceeded_total{device="eth0"}`},
 	},
