@@ -54,6 +54,7 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
 	}
+	stampVersion()
 	// The subcommand has its own flags: none of the daemon's applies to
 	// it, and its --help is a manual page of its own.
 	if len(os.Args) > 1 && os.Args[1] == "diagnose" {
