@@ -12,6 +12,7 @@ import (
 	"github.com/safchain/ethtool"
 	"golang.org/x/sys/unix"
 
+	"github.com/nic-exporter/nic_exporter/internal/netns"
 	"github.com/nic-exporter/nic_exporter/internal/rtnl"
 )
 
@@ -39,14 +40,14 @@ type Source struct {
 	size int
 }
 
-// New opens the sockets of a Source. With netns empty
-// they belong to the calling process's network namespace; otherwise netns
+// New opens the sockets of a Source. With nsPath empty
+// they belong to the calling process's network namespace; otherwise nsPath
 // names a namespace file (/run/netns/NAME, /proc/PID/ns/net) and the
 // sockets are opened inside it, so every later call reads that namespace
 // from any goroutine, whatever namespace its thread is in.
-func New(netns string) (*Source, error) {
+func New(nsPath string) (*Source, error) {
 	s := &Source{fd: -1}
-	err := inNetns(netns, func() error {
+	err := netns.Do(nsPath, func() error {
 		var err error
 		if s.et, err = ethtool.NewEthtool(); err != nil {
 			return fmt.Errorf("opening the ethtool socket: %w", err)
@@ -57,7 +58,7 @@ func New(netns string) (*Source, error) {
 		return nil
 	})
 	if err == nil {
-		s.nl, err = rtnl.Dial(netns)
+		s.nl, err = rtnl.Dial(nsPath)
 	}
 	if err != nil {
 		s.Close()
@@ -88,54 +89,6 @@ func (s *Source) Close() error {
 		return err
 	}
 	return nil
-}
-
-// inNetns runs f on a thread that is in the network namespace at path
-// (the current one if path is empty), then returns the thread to its own
-// namespace. If that fails the thread stays locked and dies with its
-// goroutine, so no other code ever runs in the wrong namespace.
-func inNetns(path string, f func() error) error {
-	if path == "" {
-		return f()
-	}
-	// O_NONBLOCK: a FIFO given as the namespace opens at once and is then
-	// refused, instead of holding the startup in open(2).
-	target, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return fmt.Errorf("opening network namespace %s: %w", path, err)
-	}
-	defer unix.Close(target)
-	var fsst unix.Statfs_t
-	if err := unix.Fstatfs(target, &fsst); err != nil {
-		return fmt.Errorf("network namespace %s: %w", path, err)
-	}
-	if fsst.Type != unix.NSFS_MAGIC {
-		return fmt.Errorf("network namespace %s: %w", path, ErrNotNamespace)
-	}
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("opening the current network namespace: %w", err)
-			return
-		}
-		defer unix.Close(orig)
-		if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("entering network namespace %s: %w", path, err)
-			return
-		}
-		ferr := f()
-		if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
-			errc <- fmt.Errorf("leaving network namespace %s: %w", path, err)
-			return
-		}
-		runtime.UnlockOSThread()
-		errc <- ferr
-	}()
-	return <-errc
 }
 
 // Interfaces lists the network interfaces with their indexes, from an

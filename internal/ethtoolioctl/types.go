@@ -15,11 +15,6 @@ import (
 // two calls, for example because channels were added.
 var ErrStatCountChanged = errors.New("the number of ethtool statistics changed")
 
-// ErrNotNamespace says the file given as a network namespace is not one
-// (not a file of the nsfs file system, as /run/netns/NAME and
-// /proc/PID/ns/net are).
-var ErrNotNamespace = errors.New("not a namespace file")
-
 // IsNotSupported reports whether err says the driver lacks an ethtool
 // operation (EOPNOTSUPP): the loopback device has no driver information,
 // most virtual devices no link settings.

@@ -3,12 +3,12 @@ package ethtoolnl
 import (
 	"errors"
 	"fmt"
-	"runtime"
 
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
 	"go.uber.org/zap"
-	"golang.org/x/sys/unix"
+
+	"github.com/nic-exporter/nic_exporter/internal/netns"
 )
 
 // Generic netlink commands (ETHTOOL_MSG_*_GET, user to kernel).
@@ -29,7 +29,7 @@ type Client struct {
 // ethtool family.
 func New(cfg Config, log *zap.Logger) (*Client, error) {
 	var conn *genetlink.Conn
-	err := inNetns(cfg.Netns, func() error {
+	err := netns.Do(cfg.Netns, func() error {
 		var err error
 		conn, err = genetlink.Dial(nil)
 		return err
@@ -107,42 +107,4 @@ func (c *Client) get(cmd uint8, headerAttr uint16, ifname string, flags uint32) 
 		return nil, fmt.Errorf("%d replies, want 1", len(msgs))
 	}
 	return msgs[0].Data, nil
-}
-
-// inNetns runs f on a thread in the network namespace at path (the
-// current one if path is empty). If the thread cannot return to its own
-// namespace it stays locked and dies with its goroutine.
-func inNetns(path string, f func() error) error {
-	if path == "" {
-		return f()
-	}
-	target, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("opening network namespace %s: %w", path, err)
-	}
-	defer unix.Close(target)
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("opening the current network namespace: %w", err)
-			return
-		}
-		defer unix.Close(orig)
-		if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("entering network namespace %s: %w", path, err)
-			return
-		}
-		ferr := f()
-		if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
-			errc <- fmt.Errorf("leaving network namespace %s: %w", path, err)
-			return
-		}
-		runtime.UnlockOSThread()
-		errc <- ferr
-	}()
-	return <-errc
 }

@@ -3,16 +3,17 @@
 package rtnl
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/nic-exporter/nic_exporter/internal/netns"
 )
 
 // ErrNotNamespace says a path given as a network namespace is not a
-// namespace file (nsfs).
-var ErrNotNamespace = errors.New("not a network namespace file")
+// namespace file (see internal/netns).
+var ErrNotNamespace = netns.ErrNotNamespace
 
 // Conn is an rtnetlink socket in one network namespace. It is safe for
 // concurrent use (github.com/mdlayher/netlink serialises requests).
@@ -20,28 +21,19 @@ type Conn struct {
 	c *netlink.Conn
 }
 
-// Dial opens an rtnetlink socket. With netns empty it belongs to the
-// calling process's network namespace; otherwise netns names a namespace
+// Dial opens an rtnetlink socket. With nsPath empty it belongs to the
+// calling process's network namespace; otherwise nsPath names a namespace
 // file (/run/netns/NAME, /proc/PID/ns/net) and the socket is opened inside
 // it (netlink.Config.NetNS), so every later dump reads that namespace
 // whatever namespace the calling thread is in.
-func Dial(netns string) (*Conn, error) {
+func Dial(nsPath string) (*Conn, error) {
 	cfg := &netlink.Config{}
-	if netns != "" {
-		// O_NONBLOCK: a FIFO given as the namespace opens at once and is
-		// then refused by the file system check, instead of blocking.
-		fd, err := unix.Open(netns, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if nsPath != "" {
+		fd, err := netns.Open(nsPath)
 		if err != nil {
-			return nil, fmt.Errorf("opening network namespace %s: %w", netns, err)
+			return nil, err
 		}
 		defer unix.Close(fd)
-		var st unix.Statfs_t
-		if err := unix.Fstatfs(fd, &st); err != nil {
-			return nil, fmt.Errorf("network namespace %s: %w", netns, err)
-		}
-		if st.Type != unix.NSFS_MAGIC {
-			return nil, fmt.Errorf("network namespace %s: %w", netns, ErrNotNamespace)
-		}
 		cfg.NetNS = fd
 	}
 	c, err := netlink.Dial(unix.NETLINK_ROUTE, cfg)
