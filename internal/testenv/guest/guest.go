@@ -30,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,7 +49,20 @@ const ToolDir = "/usr/local/bin"
 
 // InGuest reports whether the test binary runs inside a guest started by
 // Run.
-func InGuest() bool { return os.Getenv(EnvVar) == "1" }
+func InGuest() bool {
+	if os.Getenv(EnvVar) != "1" {
+		return false
+	}
+	// The environment variable alone could be set on a real host by
+	// mistake; only the guest's kernel was booted with cmdlineMarker.
+	b, err := os.ReadFile("/proc/cmdline")
+	return err == nil && slices.Contains(strings.Fields(string(b)), cmdlineMarker)
+}
+
+// cmdlineMarker is on the guest kernel's command line and on no real
+// host's, so InGuest cannot be fooled by the environment alone (tests
+// that write to /dev/kmsg rely on it).
+const cmdlineMarker = "nic_exporter.guest=1"
 
 // Config describes one boot.
 type Config struct {
@@ -315,7 +329,7 @@ func boot(k *Kernel, initrd, dir string, cfg Config) (*Result, error) {
 		"-display", "none", "-monitor", "none", "-no-reboot", "-nic", "none",
 		"-serial", "file:"+console, "-serial", "file:"+output,
 		"-kernel", k.Vmlinux, "-initrd", initrd,
-		"-append", "console=ttyS0 panic=-1 quiet rdinit=/init")
+		"-append", "console=ttyS0 panic=-1 quiet rdinit=/init "+cmdlineMarker)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	start := time.Now()

@@ -137,3 +137,20 @@ func guestChecks(t *testing.T) {
 		t.Errorf("rdma link show: %v\n%s", err, out)
 	}
 }
+
+// TestInGuestNeedsTheKernelMarker checks that the environment variable
+// alone does not make a real host look like the guest: tests that write
+// to /dev/kmsg rely on InGuest.
+func TestInGuestNeedsTheKernelMarker(t *testing.T) {
+	b, err := os.ReadFile("/proc/cmdline")
+	if err != nil {
+		t.Skipf("no /proc/cmdline: %v", err) // not Linux; InGuest is false there anyway
+	}
+	if strings.Contains(string(b), cmdlineMarker) {
+		t.Skip("running inside the guest")
+	}
+	t.Setenv(EnvVar, "1")
+	if InGuest() {
+		t.Errorf("InGuest() is true on a host whose kernel command line lacks %s", cmdlineMarker)
+	}
+}
