@@ -69,6 +69,22 @@ type FEC struct {
 	Corrected     *FECStat
 	Uncorrectable *FECStat
 	CorrectedBits *FECStat
+	// Hist is the FEC histogram: codewords counted by the number of bit
+	// errors the FEC corrected in them, one bin per range, in the
+	// driver's order. Nil on kernels before the histogram was added
+	// (ETHTOOL_A_FEC_STAT_HIST, 2025) and for drivers that do not keep one.
+	Hist []FECHistBin
+}
+
+// FECHistBin is one bin of the FEC histogram.
+type FECHistBin struct {
+	// Low and High bound the number of corrected bit errors per codeword
+	// (inclusive); Low == High for single-value bins.
+	Low, High uint32
+	// Value is the number of codewords in the bin.
+	Value uint64
+	// Lanes holds the count per lane when the driver reports it.
+	Lanes []uint64
 }
 
 // FECStat is one FEC counter: the total and, when the driver reports
@@ -107,7 +123,25 @@ func (m FECMode) String() string {
 }
 
 // IsNotSupported reports whether err says the driver lacks the operation
-// (EOPNOTSUPP), as veth and most virtual devices do for FEC.
+// (EOPNOTSUPP), as veth and most virtual devices do for FEC and module
+// EEPROM. A kernel whose ethtool family lacks the message altogether
+// (MODULE_EEPROM_GET and STATS_GET before 5.13) answers the same way:
+// generic netlink returns EOPNOTSUPP for an unknown command.
 func IsNotSupported(err error) bool {
 	return errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOTSUP)
+}
+
+// IsModuleIO reports whether err says the module itself failed the read
+// (EIO from the driver's I2C transaction: a module that does not answer,
+// or answers garbage), as opposed to a driver without module support
+// (IsNotSupported) or a vanished interface (IsNoDevice). The collector
+// counts these; they say nothing about the next read.
+func IsModuleIO(err error) bool {
+	return errors.Is(err, syscall.EIO)
+}
+
+// IsNoDevice reports whether err says the interface does not exist (any
+// more): ENODEV from the kernel's request header lookup.
+func IsNoDevice(err error) bool {
+	return errors.Is(err, syscall.ENODEV)
 }
