@@ -128,11 +128,16 @@ func parseFEC(b []byte) (FEC, error) {
 }
 
 // parseFECStat decodes one ETHTOOL_A_FEC_STAT_* array of native-endian
-// u64: the total, then one value per lane. An unset total means the
-// driver does not count it (nil); unset lanes end the lane list.
+// u64: the total, then one value per lane. An empty array (what the
+// kernel sends for a driver with FEC parameters but no FEC statistics:
+// net/ethtool/fec.c fec_put_stats with a count of 0) or an unset total
+// means the driver does not count it (nil); unset lanes end the lane list.
 func parseFECStat(b []byte) (*FECStat, error) {
-	if len(b) == 0 || len(b)%8 != 0 {
-		return nil, fmt.Errorf("fec statistic of %d bytes, want a non-empty multiple of 8", len(b))
+	if len(b) == 0 {
+		return nil, nil
+	}
+	if len(b)%8 != 0 {
+		return nil, fmt.Errorf("fec statistic of %d bytes, want a multiple of 8", len(b))
 	}
 	vals := make([]uint64, len(b)/8)
 	for i := range vals {

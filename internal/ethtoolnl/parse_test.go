@@ -180,6 +180,21 @@ func TestParseFEC(t *testing.T) {
 			wantErr: true,
 		},
 		{
+			// A driver with get_fecparam but no get_fec_stats (netdevsim,
+			// see TestNetdevsim): the kernel sends the three arrays empty.
+			name: "FEC statistics requested, driver counts none",
+			in: func(ae *netlink.AttributeEncoder) {
+				ae.Uint8(fecAuto, 0)
+				ae.Nested(fecStats, func(n *netlink.AttributeEncoder) error {
+					n.Bytes(fecStatCorrected, nil)
+					n.Bytes(fecStatUncorr, nil)
+					n.Bytes(fecStatCorrBits, nil)
+					return nil
+				})
+			},
+			want: FEC{Auto: ptr(false)},
+		},
+		{
 			name: "truncated statistic",
 			in: func(ae *netlink.AttributeEncoder) {
 				ae.Nested(fecStats, func(n *netlink.AttributeEncoder) error {
