@@ -1,17 +1,21 @@
 // Package ethtoolnl is a small client of the kernel's ethtool generic
-// netlink family for the two messages the physical-layer collectors need
-// and the ioctl interface lacks: LINKSTATE (link, extended down reason,
-// link down count) and FEC (active mode and FEC error statistics, in total
-// and per lane).
+// netlink family for the messages the physical-layer collectors need and
+// the ioctl interface lacks: LINKSTATE (link, extended down reason, link
+// down count), FEC (active mode, FEC error statistics in total and per
+// lane, and the FEC histogram of newer kernels), STATS (the IEEE 802.3
+// and RMON standard counter groups, named by the kernel's string sets)
+// and MODULE_EEPROM (one read of plug-in module memory by I2C address,
+// bank, page and offset; internal/modread reads whole modules with it).
 //
 // github.com/mdlayher/ethtool (v0.7.0) was evaluated first: its LinkState
 // carries only the link bit, and its FEC carries the modes but no
 // statistics, no extended state and no down count, which are the whole
 // point here. Rather than wrapping it and decoding the rest by hand next to
-// it, this package speaks the two messages directly over
+// it, this package speaks the messages directly over
 // github.com/mdlayher/genetlink, already a dependency (devlink/), and adds
 // no new module. Reply parsing is separated from I/O (parseLinkState,
-// parseFEC) so it is table-tested without a kernel.
+// parseFEC, parseStats, parseStringSets, parseModuleEEPROM) so it is
+// table-tested and fuzzed without a kernel.
 package ethtoolnl
 
 import (
