@@ -335,3 +335,18 @@ func BenchmarkReadModuleCMIS(b *testing.B) {
 		}
 	}
 }
+
+// FuzzFromLegacy converts arbitrary legacy dumps of every type and
+// decodes them: no panic, whatever the driver returned.
+func FuzzFromLegacy(f *testing.F) {
+	f.Add(uint32(2), []byte{0x03, 0x04})
+	f.Add(uint32(3), bytes.Repeat([]byte{0x11}, 640))
+	f.Fuzz(func(t *testing.T, typ uint32, data []byte) {
+		m, err := FromLegacy(ethtoolioctl.ModuleType(typ), data)
+		if err != nil {
+			return
+		}
+		_, _ = sff.Decode(m)
+		_, _ = sff.NextRegions(m)
+	})
+}
