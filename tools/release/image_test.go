@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/tar"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -214,5 +215,44 @@ func checkImageLayer(t *testing.T, r io.Reader, arch string) {
 	out, err := exec.Command(p, "--version").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "version "+release.cfg.Version) {
 		t.Errorf("the image's binary --version: %v\n%s", err, out)
+	}
+}
+
+// TestImageSkopeo reads the OCI archive with skopeo, the tool the README
+// pushes it with: skopeo must pick the image of each architecture from
+// the index and copy the whole multi-arch image.
+func TestImageSkopeo(t *testing.T) {
+	skopeo := lookPath(t, "skopeo")
+	ref := "oci-archive:" + artifact(t, imageName(release.cfg.Version))
+	for _, arch := range Arches {
+		out, err := exec.Command(skopeo, "inspect", "--override-os", "linux", "--override-arch", arch, ref).CombinedOutput()
+		if err != nil {
+			t.Fatalf("skopeo inspect %s: %v\n%s", arch, err, out)
+		}
+		var got struct {
+			Architecture, Os string
+			Labels           map[string]string
+			Layers           []string
+		}
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("skopeo inspect: %v\n%s", err, out)
+		}
+		if got.Architecture != arch || got.Os != "linux" || len(got.Layers) != 1 ||
+			got.Labels["org.opencontainers.image.version"] != release.cfg.Version {
+			t.Errorf("skopeo inspect --override-arch %s:\n%s", arch, out)
+		}
+	}
+	dst := filepath.Join(t.TempDir(), "copy")
+	out, err := exec.Command(skopeo, "copy", "--quiet", "--all", ref, "oci:"+dst+":"+release.cfg.Version).CombinedOutput()
+	if err != nil {
+		t.Fatalf("skopeo copy --all: %v\n%s", err, out)
+	}
+	idx, err := layout.ImageIndexFromPath(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil || len(im.Manifests) != 1 || im.Manifests[0].MediaType != types.OCIImageIndex {
+		t.Fatalf("skopeo's copy: %v %+v", err, im)
 	}
 }
