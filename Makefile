@@ -97,3 +97,38 @@ bench-compare:
 # needs root and is not part of make test.
 bench-fleet:
 	bench/fleet.sh
+
+# ---- Releases (tools/release: its own module, see its go.mod) ----------
+# release writes the release artifacts into dist/: reproducible
+# linux/amd64 and linux/arm64 tarballs, .deb and .rpm packages, the
+# multi-arch OCI image as an OCI layout tarball, and sha256sums.txt. The
+# version is the git tag (0.0.0-dev.<commit time>.<commit> before the
+# first); SOURCE_DATE_EPOCH, the commit time by default, dates every file.
+RELEASE_GO := $(GO) -C $(CURDIR)/tools/release
+
+.PHONY: release release-check release-vet release-staticcheck release-tidy-check
+
+release:
+	$(RELEASE_GO) run . -root $(CURDIR) -out $(CURDIR)/dist
+
+# release-check builds the release (twice, to compare checksums) into
+# temporary directories and checks every artifact: tarball members,
+# dpkg-deb and a real dpkg install into an empty root with
+# systemd-analyze verify, the .rpm read back, the OCI image's config,
+# layer and binary. make test runs it after its other steps.
+release-check:
+	$(RELEASE_GO) test -count=1 ./...
+
+release-vet:
+	$(RELEASE_GO) vet ./...
+
+release-staticcheck:
+	cd tools/release && $(STATICCHECK) ./...
+
+release-tidy-check:
+	$(RELEASE_GO) mod tidy -diff
+
+test: release-check
+vet: release-vet
+staticcheck: release-staticcheck
+tidy-check: release-tidy-check
