@@ -95,6 +95,9 @@ func TestRegionsRealDumps(t *testing.T) {
 		"sff8472-arista-sfp-10glr.dump":        {lower, a2},
 		"sff8472-fs-sfp-10g-bidi.dump":         {lower, a2},
 		"sff8472-fs-sfp-dwdm-ch44.dump":        {lower, a2},
+		"sff8472-fs-sfp28-25gsr-ethtool.dump":  {lower, a2},
+		"sff8472-mikrotik-aoc-ethtool.dump":    {lower}, // AOC: byte 92 = 0x00; its A2h answers but is not read
+		"sff8636-mellanox-qsfp28-ethtool.dump": {lower, p(0x00), p(0x03)},
 		"sff8636-oem-qsfp28-breakout-dac.dump": {lower, p(0x00)}, // flat memory (byte 2 = 0x06)
 		"sff8636-qsfptek-qsfp28-er4-a.dump":    {lower, p(0x00), p(0x03)},
 		"sff8636-qsfptek-qsfp28-er4-b.dump":    {lower, p(0x00), p(0x03)},
