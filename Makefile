@@ -22,17 +22,18 @@ build:
 demo:
 	$(GO) run ./cmd/nic_exporter --demo
 
-# test runs every test: the linters, then all Go tests (unit, fixture,
-# fuzz seed corpora, real-kernel and end-to-end tests), then the cross
-# builds.
-test: lint unit race cross-build
+# test runs every test: the linters, the cross builds, the race tests,
+# then all Go tests (unit, fixture, fuzz seed corpora, real-kernel and
+# end-to-end tests), last so that their summary of skips ends the output.
+test: lint cross-build race unit
 
 # unit runs the Go tests of both modules: the exporter's, and the deploy
 # tests (deploy/go.mod: promtool, the real Prometheus and Alertmanager
-# stack, the Kubernetes manifests, the systemd unit).
+# stack, the Kubernetes manifests, the systemd unit). internal/testsummary
+# prints what go test prints, then every skipped test with its reason and
+# the counts; it fails when a test or build does.
 unit:
-	$(GO) test -count=1 ./...
-	cd deploy && $(GO) test -count=1 ./...
+	{ $(GO) test -json -count=1 ./...; cd deploy && $(GO) test -json -count=1 ./...; } | $(GO) run ./internal/testsummary
 
 # soak runs alone the demo soak test that unit runs too: the built
 # binary's demo with every fault for about a minute, failing if a counter

@@ -29,16 +29,66 @@ type dashboard struct {
 }
 
 type panel struct {
-	Title      string         `json:"title"`
-	Type       string         `json:"type"`
-	Datasource map[string]any `json:"datasource"`
-	Panels     []panel        `json:"panels"`
-	Targets    []struct {
+	ID              int            `json:"id"`
+	Title           string         `json:"title"`
+	Description     string         `json:"description"`
+	Type            string         `json:"type"`
+	Datasource      map[string]any `json:"datasource"`
+	Panels          []panel        `json:"panels"`
+	FieldConfig     fieldConfig    `json:"fieldConfig"`
+	Transformations []struct {
+		ID      string `json:"id"`
+		Options struct {
+			ExcludeByName map[string]bool   `json:"excludeByName"`
+			RenameByName  map[string]string `json:"renameByName"`
+		} `json:"options"`
+	} `json:"transformations"`
+	Targets []struct {
 		RefID      string         `json:"refId"`
 		Instant    bool           `json:"instant"`
+		Format     string         `json:"format"`
 		Expr       string         `json:"expr"`
 		Datasource map[string]any `json:"datasource"`
 	} `json:"targets"`
+}
+
+// fieldConfig is a panel's field configuration: the defaults of every
+// field and the overrides of some.
+type fieldConfig struct {
+	Defaults  fieldDefaults `json:"defaults"`
+	Overrides []struct {
+		Matcher struct {
+			ID      string `json:"id"`
+			Options string `json:"options"`
+		} `json:"matcher"`
+		Properties []struct {
+			ID    string          `json:"id"`
+			Value json.RawMessage `json:"value"`
+		} `json:"properties"`
+	} `json:"overrides"`
+}
+
+// fieldDefaults are the field options the tests read.
+type fieldDefaults struct {
+	Unit       string         `json:"unit"`
+	Mappings   []valueMapping `json:"mappings"`
+	Thresholds *struct {
+		Mode  string `json:"mode"`
+		Steps []struct {
+			Color string   `json:"color"`
+			Value *float64 `json:"value"`
+		} `json:"steps"`
+	} `json:"thresholds"`
+}
+
+// valueMapping is a Grafana value mapping of type "value": each code's
+// text and colour.
+type valueMapping struct {
+	Type    string `json:"type"`
+	Options map[string]struct {
+		Text  string `json:"text"`
+		Color string `json:"color"`
+	} `json:"options"`
 }
 
 type variable struct {
@@ -161,7 +211,8 @@ func substitute(expr string, vars map[string]string) string {
 // testDashboards resolves each dashboard's variables against the real
 // Prometheus as Grafana would (the host variable set to the faulty demo
 // host, multi-value variables to all their values), then runs every panel
-// query and requires data, and every annotation query over the last minute.
+// query and requires data, and every annotation query over the last minute;
+// then checks the colours of the fleet stat panels (testFleetStats).
 func (s *stack) testDashboards(t *testing.T) {
 	for file, d := range readDashboards(t) {
 		t.Run(file, func(t *testing.T) {
@@ -250,6 +301,7 @@ func (s *stack) testDashboards(t *testing.T) {
 			waitAll(t, stackWait, checks)
 		})
 	}
+	t.Run("fleet stat thresholds", s.testFleetStats)
 }
 
 // TestEveryAlertHasAPanel checks the last link of metric → alert →

@@ -345,6 +345,11 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 			r.Run(pollCtx)
 		}(r)
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		logCollecting(pollCtx, runnerStatuses(runners), log)
+	}()
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
@@ -374,7 +379,7 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	mux.Handle(detailPath(o.metricsPath), detail)
 	mux.HandleFunc("/healthz", scrape.Healthz)
 	mux.Handle("/readyz", scrape.Readyz(func() scrape.Readiness { return readiness(runners) }))
-	landing, err := web.NewLandingPage(web.LandingConfig{
+	landing, err := newStatusPage(web.LandingConfig{
 		Name:        "NIC Exporter",
 		Description: "Prometheus exporter for the health of high-performance NICs",
 		Version:     version.Info(),
@@ -384,9 +389,10 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 			{Address: "/healthz", Text: "Health"},
 			{Address: "/readyz", Text: "Readiness"},
 		},
-	})
+		Profiling: "false", // no pprof handlers are served
+	}, runnerStatuses(runners))
 	if err != nil {
-		return fmt.Errorf("landing page: %w", err)
+		return err
 	}
 	mux.Handle("/", landing)
 

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestRun feeds recorded go test -json streams to run and checks what it
+// prints and its exit code.
+func TestRun(t *testing.T) {
+	tests := []struct {
+		name     string
+		in       string
+		wantCode int
+		want     []string // lines the output must contain, in order
+		notWant  []string
+	}{
+		{
+			name: "pass and skip",
+			in: `{"Action":"start","Package":"p"}
+{"Action":"run","Package":"p","Test":"TestA"}
+{"Action":"output","Package":"p","Test":"TestA","Output":"=== RUN   TestA\n"}
+{"Action":"output","Package":"p","Test":"TestA","Output":"    a_test.go:3: chatter\n"}
+{"Action":"output","Package":"p","Test":"TestA","Output":"--- PASS: TestA (0.00s)\n"}
+{"Action":"pass","Package":"p","Test":"TestA"}
+{"Action":"run","Package":"p","Test":"TestQemu"}
+{"Action":"output","Package":"p","Test":"TestQemu","Output":"=== RUN   TestQemu\n"}
+{"Action":"output","Package":"p","Test":"TestQemu","Output":"    env.go:42: qemu-system-x86_64 not found (set NIC_EXPORTER_REQUIRE_ALL=1 to fail instead)\n"}
+{"Action":"output","Package":"p","Test":"TestQemu","Output":"--- SKIP: TestQemu (0.00s)\n"}
+{"Action":"skip","Package":"p","Test":"TestQemu"}
+{"Action":"output","Package":"p","Output":"ok  \tp\t0.01s\n"}
+{"Action":"pass","Package":"p"}
+`,
+			wantCode: 0,
+			want:     []string{"ok  \tp\t0.01s", "=== test summary", "SKIP p TestQemu: env.go:42: qemu-system-x86_64 not found (set NIC_EXPORTER_REQUIRE_ALL=1 to fail instead)", "1 passed, 0 failed, 1 skipped"},
+			notWant:  []string{"chatter"},
+		},
+		{
+			name: "failure output kept",
+			in: `{"Action":"run","Package":"p","Test":"TestB"}
+{"Action":"output","Package":"p","Test":"TestB","Output":"=== RUN   TestB\n"}
+{"Action":"output","Package":"p","Test":"TestB","Output":"    b_test.go:9: got 1, want 2\n"}
+{"Action":"output","Package":"p","Test":"TestB","Output":"--- FAIL: TestB (0.00s)\n"}
+{"Action":"fail","Package":"p","Test":"TestB"}
+{"Action":"output","Package":"p","Output":"FAIL\tp\t0.01s\n"}
+{"Action":"fail","Package":"p"}
+`,
+			wantCode: 1,
+			want:     []string{"b_test.go:9: got 1, want 2", "--- FAIL: TestB", "FAIL\tp\t0.01s", "0 passed, 1 failed, 0 skipped; 1 packages failed"},
+		},
+		{
+			name: "build failure",
+			in: `{"ImportPath":"p [p.test]","Action":"build-output","Output":"p/x_test.go:3:1: syntax error\n"}
+{"ImportPath":"p [p.test]","Action":"build-fail"}
+{"Action":"output","Package":"p","Output":"FAIL\tp [build failed]\n"}
+{"Action":"fail","Package":"p"}
+`,
+			wantCode: 1,
+			want:     []string{"syntax error", "FAIL\tp [build failed]", "packages failed"},
+		},
+		{
+			name:     "no events",
+			in:       "go: cannot find main module\n",
+			wantCode: 1,
+			want:     []string{"go: cannot find main module", "no test events read"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			if code := run(strings.NewReader(tt.in), &out); code != tt.wantCode {
+				t.Errorf("exit code %d, want %d", code, tt.wantCode)
+			}
+			rest := out.String()
+			for _, w := range tt.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Errorf("output lacks %q (in order):\n%s", w, out.String())
+					continue
+				}
+				rest = rest[i+len(w):]
+			}
+			for _, nw := range tt.notWant {
+				if strings.Contains(out.String(), nw) {
+					t.Errorf("output has %q, the output of a passing test:\n%s", nw, out.String())
+				}
+			}
+		})
+	}
+}
+
+// TestRealGoTest runs the real go test -json on a small module with a
+// passing, a skipping and a failing test, and checks the summary.
+func TestRealGoTest(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go not in PATH: %v", err)
+	}
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod": "module example.com/m\n\ngo 1.22\n",
+		"m_test.go": `package m
+
+import "testing"
+
+func TestPass(t *testing.T) {}
+func TestSkip(t *testing.T) { t.Skip("needs a ConnectX card") }
+func TestFail(t *testing.T) { t.Error("broken on purpose") }
+`,
+	}
+	for name, body := range files {
+		if err := os.WriteFile(dir+"/"+name, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(goBin, "test", "-json", "-count=1", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
+	events, _ := cmd.Output() // go test exits 1: TestFail fails
+	var out bytes.Buffer
+	if code := run(bytes.NewReader(events), &out); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	for _, w := range []string{"broken on purpose", "SKIP example.com/m TestSkip: m_test.go:6: needs a ConnectX card", "1 passed, 1 failed, 1 skipped"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("output lacks %q:\n%s", w, out.String())
+		}
+	}
+}
