@@ -23,9 +23,10 @@ demo:
 	$(GO) run ./cmd/nic_exporter --demo
 
 # test runs every test: the linters, the cross builds, the race tests,
-# then all Go tests (unit, fixture, fuzz seed corpora, real-kernel and
-# end-to-end tests), last so that their summary of skips ends the output.
-test: lint cross-build race unit
+# the release artifacts' checks, then all Go tests (unit, fixture, fuzz
+# seed corpora, real-kernel and end-to-end tests), last so that their
+# summary of skips ends the output.
+test: lint cross-build race release-check unit
 
 # unit runs the Go tests of both modules: the exporter's, and the deploy
 # tests (deploy/go.mod: promtool, the real Prometheus and Alertmanager
@@ -116,7 +117,7 @@ release:
 # temporary directories and checks every artifact: tarball members,
 # dpkg-deb and a real dpkg install into an empty root with
 # systemd-analyze verify, the .rpm read back, the OCI image's config,
-# layer and binary. make test runs it after its other steps.
+# layer and binary. make test runs it before unit.
 release-check:
 	$(RELEASE_GO) test -count=1 ./...
 
@@ -129,7 +130,6 @@ release-staticcheck:
 release-tidy-check:
 	$(RELEASE_GO) mod tidy -diff
 
-test: release-check
 vet: release-vet
 staticcheck: release-staticcheck
 tidy-check: release-tidy-check
