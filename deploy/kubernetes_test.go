@@ -31,8 +31,8 @@ const (
 	tlsComponent       = "kubernetes/components/tls"
 	// devlinkCaptureComponent adds the evidence capture directory.
 	devlinkCaptureComponent = "kubernetes/components/devlink-capture"
-	detailComponent    = "kubernetes/components/detail-scrape"
-	prometheusRuleFile = "kubernetes/prometheusrule.yaml"
+	detailComponent         = "kubernetes/components/detail-scrape"
+	prometheusRuleFile      = "kubernetes/prometheusrule.yaml"
 )
 
 // rendered is the output of a kustomization, each object strictly decoded
