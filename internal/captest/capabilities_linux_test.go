@@ -94,6 +94,7 @@ const (
 	factDiagnose   = "devlink capture: diagnose and dump"
 	factKmsg       = "kmsg: mlx5_health_compromised counted"
 	factVMA        = "vma: the other user's process exported"
+	factHandshake  = "vma: reader handshake with the other user's file"
 	factApplog     = "applog: lines of the root-only log read"
 	factExited     = "the exporter refused to start"
 )
@@ -118,8 +119,10 @@ func capabilityChecks(t *testing.T) {
 		{"NET_ADMIN", []uintptr{unix.CAP_NET_ADMIN}, append(slices.Clone(unprivileged), factDiagnose)},
 		{"SYSLOG", []uintptr{unix.CAP_SYSLOG}, append(slices.Clone(unprivileged), factKmsg)},
 		{"DAC_OVERRIDE", []uintptr{unix.CAP_DAC_OVERRIDE}, append(slices.Clone(unprivileged), factApplog)},
-		{"DAC_OVERRIDE+SYS_PTRACE", []uintptr{unix.CAP_DAC_OVERRIDE, unix.CAP_SYS_PTRACE}, append(slices.Clone(unprivileged), factVMA, factApplog)},
-		{"table", all, append(slices.Clone(unprivileged), factDiagnose, factKmsg, factVMA, factApplog)},
+		// Read-only: exported, but libvma may stop refreshing the file.
+		{"SYS_PTRACE", []uintptr{unix.CAP_SYS_PTRACE}, append(slices.Clone(unprivileged), factVMA)},
+		{"DAC_OVERRIDE+SYS_PTRACE", []uintptr{unix.CAP_DAC_OVERRIDE, unix.CAP_SYS_PTRACE}, append(slices.Clone(unprivileged), factVMA, factHandshake, factApplog)},
+		{"table", all, append(slices.Clone(unprivileged), factDiagnose, factKmsg, factVMA, factHandshake, factApplog)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			captures := filepath.Join("/tmp", "captures-"+tc.name)
@@ -172,6 +175,9 @@ func checkFacts(t *testing.T, want, got []string) {
 // can read.
 func setUpGuest(t *testing.T) {
 	t.Helper()
+	if !guest.InGuest() {
+		t.Fatal("setting up the kernel log, netdevsim and sysctls outside the qemu guest")
+	}
 	write := func(path, s string) {
 		t.Helper()
 		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
@@ -192,9 +198,6 @@ func setUpGuest(t *testing.T) {
 	run(t, "ip", "-n", "capns", "link", "add", "capn0", "type", "veth", "peer", "name", "capn1")
 	run(t, "ip", "-n", "capns", "link", "set", "capn0", "up")
 
-	if !guest.InGuest() {
-		t.Fatal("writing /dev/kmsg outside the qemu guest")
-	}
 	write("/dev/kmsg", "<3>mlx5_core 0000:08:00.0: poll_health:801:(pid 0): device's health compromised - reached miss count\n")
 
 	if err := os.MkdirAll("/var/log/vma", 0o755); err != nil {
@@ -380,6 +383,7 @@ func runExporter(t *testing.T, caps []uintptr, port, vmaPid int, captures string
 	has(factDevlink, "nic_devlink_health_reporter_healthy{", `reporter="dummy"`, "} 0")
 	has(factKmsg, "nic_kernel_log_events_total{", `event="mlx5_health_compromised"`)
 	has(factVMA, "nic_vma_process_info{", `pid="`+strconv.Itoa(vmaPid)+`"`)
+	has(factHandshake, "nic_vma_reader_handshake{", `pid="`+strconv.Itoa(vmaPid)+`"`, "} 1")
 	for _, l := range strings.Split(body, "\n") {
 		if strings.HasPrefix(l, "nic_app_log_lines_total{") && !strings.HasSuffix(l, " 0") {
 			facts = append(facts, factApplog)
