@@ -173,9 +173,51 @@ func TestHelmLint(t *testing.T) {
 func TestHelmDefaults(t *testing.T) {
 	r := helmTemplate(t)
 	checkLeastPrivilege(t, r.daemonSet)
-	kustomize := privilegesOf(t, renderWithComponents(t).daemonSet)
-	if diff := cmp.Diff(kustomize, privilegesOf(t, r.daemonSet)); diff != "" {
+	kds := renderWithComponents(t).daemonSet
+	if diff := cmp.Diff(privilegesOf(t, kds), privilegesOf(t, r.daemonSet)); diff != "" {
 		t.Errorf("the chart's default DaemonSet differs from the kustomize base's (-kustomize +helm):\n%s", diff)
+	}
+	// The rest of the pod that a reviewer would compare: scheduling,
+	// resources, port and probes.
+	type podShape struct {
+		NodeSelector      map[string]string
+		Tolerations       []corev1.Toleration
+		PriorityClassName string
+		DNSPolicy         corev1.DNSPolicy
+		Requests          map[corev1.ResourceName]string
+		Limits            map[corev1.ResourceName]string
+		Ports             []corev1.ContainerPort
+		Liveness          string
+		Readiness         string
+		UpdateStrategy    appsv1.DaemonSetUpdateStrategy
+	}
+	shape := func(ds *appsv1.DaemonSet) podShape {
+		c := container(t, ds)
+		probe := func(p *corev1.Probe) string {
+			if p == nil || p.HTTPGet == nil {
+				return fmt.Sprintf("%+v", p)
+			}
+			scheme := p.HTTPGet.Scheme
+			if scheme == "" {
+				scheme = corev1.URISchemeHTTP
+			}
+			return fmt.Sprintf("%s %s %s period %d timeout %d", scheme, p.HTTPGet.Path, p.HTTPGet.Port.String(), p.PeriodSeconds, p.TimeoutSeconds)
+		}
+		// resource.Quantity has unexported fields: compare the strings.
+		quantities := func(l corev1.ResourceList) map[corev1.ResourceName]string {
+			out := make(map[corev1.ResourceName]string)
+			for k, v := range l {
+				out[k] = v.String()
+			}
+			return out
+		}
+		spec := ds.Spec.Template.Spec
+		return podShape{spec.NodeSelector, spec.Tolerations, spec.PriorityClassName, spec.DNSPolicy,
+			quantities(c.Resources.Requests), quantities(c.Resources.Limits), c.Ports,
+			probe(c.LivenessProbe), probe(c.ReadinessProbe), ds.Spec.UpdateStrategy}
+	}
+	if diff := cmp.Diff(shape(kds), shape(r.daemonSet)); diff != "" {
+		t.Errorf("the chart's default pod differs from the kustomize base's (-kustomize +helm):\n%s", diff)
 	}
 	if r.serviceMonitor != nil || r.prometheusRule != nil {
 		t.Error("the defaults must render no ServiceMonitor or PrometheusRule")
