@@ -91,6 +91,7 @@ const (
 	factNetns      = "ethtool --collector.ethtool.netns: capn0 series"
 	factInfiniBand = "infiniband: rxe0 series"
 	factDevlink    = "devlink: dummy reporter in error"
+	factEvent      = "devlink: health event received"
 	factDiagnose   = "devlink capture: diagnose and dump"
 	factKmsg       = "kmsg: mlx5_health_compromised counted"
 	factVMA        = "vma: the other user's process exported"
@@ -99,11 +100,14 @@ const (
 	factExited     = "the exporter refused to start"
 )
 
+// breakHealth reports an error on netdevsim10's dummy reporter.
+const breakHealth = "/sys/kernel/debug/netdevsim/netdevsim10/health/break_health"
+
 // vmaLogLine is a documented VMA application log line.
 const vmaLogLine = "VMA WARNING: Your current max locked memory is: 65536. Please change it to unlimited.\n"
 
 // unprivileged are the facts of a run with no capability at all.
-var unprivileged = []string{factNetdev, factEthtool, factInfiniBand, factDevlink}
+var unprivileged = []string{factNetdev, factEthtool, factInfiniBand, factDevlink, factEvent}
 
 func capabilityChecks(t *testing.T) {
 	setUpGuest(t)
@@ -186,9 +190,9 @@ func setUpGuest(t *testing.T) {
 	}
 	write("/proc/sys/kernel/dmesg_restrict", "1\n")
 	write("/sys/bus/netdevsim/new_device", "10 1")
-	waitFor(t, "/sys/kernel/debug/netdevsim/netdevsim10/health/break_health")
+	waitFor(t, breakHealth)
 	run(t, "devlink", "health", "set", "netdevsim/netdevsim10", "reporter", "dummy", "auto_recover", "false")
-	write("/sys/kernel/debug/netdevsim/netdevsim10/health/break_health", "captest")
+	write(breakHealth, "captest")
 
 	run(t, "ip", "link", "add", "capv0", "type", "veth", "peer", "name", "capv1")
 	run(t, "ip", "link", "set", "capv0", "up")
@@ -350,6 +354,13 @@ func runExporter(t *testing.T, caps []uintptr, port, vmaPid int, captures string
 		t.Fatal(err)
 	}
 	f.Close()
+	// A new error of the dummy reporter: the kernel notifies the devlink
+	// multicast group, which the collector subscribes to.
+	if captures != "" {
+		if err := os.WriteFile(breakHealth, []byte("captest"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// One more poll round for the collectors that export on their second
 	// poll or after their event reader started.
 	time.Sleep(6 * time.Second)
@@ -381,6 +392,7 @@ func runExporter(t *testing.T, caps []uintptr, port, vmaPid int, captures string
 	}
 	has(factInfiniBand, "nic_infiniband_", `device="rxe0"`)
 	has(factDevlink, "nic_devlink_health_reporter_healthy{", `reporter="dummy"`, "} 0")
+	has(factEvent, "nic_devlink_health_events_total{", `reporter="dummy"`, `state="error"`)
 	has(factKmsg, "nic_kernel_log_events_total{", `event="mlx5_health_compromised"`)
 	has(factVMA, "nic_vma_process_info{", `pid="`+strconv.Itoa(vmaPid)+`"`)
 	has(factHandshake, "nic_vma_reader_handshake{", `pid="`+strconv.Itoa(vmaPid)+`"`, "} 1")
