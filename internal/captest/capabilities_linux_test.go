@@ -92,6 +92,7 @@ const (
 	factInfiniBand = "infiniband: rxe0 series"
 	factDevlink    = "devlink: dummy reporter in error"
 	factEvent      = "devlink: health event received"
+	factInfo       = "devlink: device info"
 	factDiagnose   = "devlink capture: diagnose and dump"
 	factKmsg       = "kmsg: mlx5_health_compromised counted"
 	factVMA        = "vma: the other user's process exported"
@@ -107,7 +108,7 @@ const breakHealth = "/sys/kernel/debug/netdevsim/netdevsim10/health/break_health
 const vmaLogLine = "VMA WARNING: Your current max locked memory is: 65536. Please change it to unlimited.\n"
 
 // unprivileged are the facts of a run with no capability at all.
-var unprivileged = []string{factNetdev, factEthtool, factInfiniBand, factDevlink, factEvent}
+var unprivileged = []string{factNetdev, factEthtool, factInfiniBand, factDevlink, factEvent, factInfo}
 
 func capabilityChecks(t *testing.T) {
 	setUpGuest(t)
@@ -392,6 +393,7 @@ func runExporter(t *testing.T, caps []uintptr, port, vmaPid int, captures string
 	}
 	has(factInfiniBand, "nic_infiniband_", `device="rxe0"`)
 	has(factDevlink, "nic_devlink_health_reporter_healthy{", `reporter="dummy"`, "} 0")
+	has(factInfo, "nic_devlink_info{", "netdevsim10")
 	has(factEvent, "nic_devlink_health_events_total{", `reporter="dummy"`, `state="error"`)
 	has(factKmsg, "nic_kernel_log_events_total{", `event="mlx5_health_compromised"`)
 	has(factVMA, "nic_vma_process_info{", `pid="`+strconv.Itoa(vmaPid)+`"`)
