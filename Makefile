@@ -74,12 +74,14 @@ staticcheck:
 	cd deploy && $(STATICCHECK) ./...
 
 # tidy-check fails, printing the diff, when go mod tidy would change a
-# go.mod or go.sum of the exporter, the deploy tests or the tools; it
+# go.mod or go.sum of the exporter, the deploy tests or the tools (the
+# linters' module and Helm's); it
 # writes nothing.
 tidy-check:
 	$(GO) mod tidy -diff
 	cd deploy && $(GO) mod tidy -diff
 	cd tools && $(GO) mod tidy -diff
+	cd tools/helm && $(GO) mod tidy -diff
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
@@ -133,3 +135,18 @@ release-tidy-check:
 vet: release-vet
 staticcheck: release-staticcheck
 tidy-check: release-tidy-check
+
+# Helm, pinned in a module of its own (tools/helm/go.mod), for the chart in
+# deploy/helm/nic-exporter. The chart's tests (helm lint --strict, helm
+# template of several value sets, strict decoding) are deploy tests, run by
+# unit. helm-rules copies the rule files into the chart (Helm cannot read
+# files outside it); TestHelmRulesCopy fails when the copy is stale.
+HELM := $(GO) tool -modfile=$(CURDIR)/tools/helm/go.mod helm
+HELM_CHART := deploy/helm/nic-exporter
+
+.PHONY: helm-rules helm-lint
+helm-rules:
+	cp deploy/prometheus/alerts.yml deploy/prometheus/rules.yml $(HELM_CHART)/files/
+
+helm-lint:
+	$(HELM) lint --strict $(HELM_CHART)

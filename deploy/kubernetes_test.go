@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -26,8 +27,12 @@ var update = flag.Bool("update", false, "regenerate kubernetes/prometheusrule.ya
 const (
 	kustomizeBase      = "kubernetes"
 	kernelLogComponent = "kubernetes/components/kernel-log"
-	detailComponent    = "kubernetes/components/detail-scrape"
-	prometheusRuleFile = "kubernetes/prometheusrule.yaml"
+	vmaComponent       = "kubernetes/components/vma"
+	tlsComponent       = "kubernetes/components/tls"
+	// devlinkCaptureComponent adds the evidence capture directory.
+	devlinkCaptureComponent = "kubernetes/components/devlink-capture"
+	detailComponent         = "kubernetes/components/detail-scrape"
+	prometheusRuleFile      = "kubernetes/prometheusrule.yaml"
 )
 
 // rendered is the output of a kustomization, each object strictly decoded
@@ -127,15 +132,17 @@ func mounts(c corev1.Container) map[string]corev1.VolumeMount {
 }
 
 // TestKustomizeBase checks the base's manifests and what the issue asks of
-// the DaemonSet: host network and PID, /sys read-only, the VMA directory,
-// minimal capabilities, resources, tolerations; and that the exporter
-// accepts its arguments.
+// the DaemonSet: least privilege (uid 65534, no capabilities, no host PID
+// namespace, no writable host path, read-only root, RuntimeDefault
+// seccomp), host network, /sys read-only, resources, tolerations; and
+// that the exporter accepts its arguments.
 func TestKustomizeBase(t *testing.T) {
 	r := render(t, filesys.MakeFsOnDisk(), kustomizeBase)
 	ds := r.daemonSet
 	spec := ds.Spec.Template.Spec
-	if !spec.HostNetwork || !spec.HostPID {
-		t.Errorf("hostNetwork %v, hostPID %v: want both", spec.HostNetwork, spec.HostPID)
+	checkLeastPrivilege(t, ds)
+	if !spec.HostNetwork {
+		t.Error("hostNetwork must be true: the collectors read the node's interfaces and devlink devices")
 	}
 	if spec.DNSPolicy != corev1.DNSClusterFirstWithHostNet {
 		t.Errorf("dnsPolicy %s, want ClusterFirstWithHostNet with hostNetwork", spec.DNSPolicy)
@@ -147,49 +154,19 @@ func TestKustomizeBase(t *testing.T) {
 		t.Error("the pod must not mount a service account token: the exporter uses no Kubernetes API")
 	}
 	c := container(t, ds)
-	sc := c.SecurityContext
-	switch {
-	case sc == nil || sc.Capabilities == nil:
-		t.Fatal("container has no security context with capabilities")
-	case len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL":
-		t.Errorf("capabilities drop %v, want [ALL]", sc.Capabilities.Drop)
-	case sc.Privileged == nil || *sc.Privileged:
-		t.Error("the base container must not be privileged")
-	case sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation:
-		t.Error("allowPrivilegeEscalation must be false")
-	case sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem:
-		t.Error("readOnlyRootFilesystem must be true")
-	}
-	if diff := cmp.Diff([]string{"DAC_OVERRIDE", "NET_ADMIN", "SYS_PTRACE"}, capabilities(c)); diff != "" {
-		t.Errorf("capabilities (-documented +manifest):\n%s", diff)
-	}
 	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
 		t.Errorf("resources %+v: want CPU and memory requests and a memory limit", c.Resources)
+	}
+	if !c.Resources.Limits.Cpu().IsZero() {
+		t.Errorf("CPU limit %v: want none (throttling would make polls miss their timeouts)", c.Resources.Limits.Cpu())
 	}
 	m := mounts(c)
 	if sys, ok := m["/host/sys"]; !ok || !sys.ReadOnly {
 		t.Errorf("/sys must be mounted read-only at /host/sys: %+v", sys)
 	}
-	if tmp, ok := m["/host/tmp"]; !ok || tmp.ReadOnly {
-		t.Errorf("the VMA statistics directory must be mounted read-write at /host/tmp (reader_counter): %+v", tmp)
-	}
-	if _, ok := m["/dev/kmsg"]; ok {
-		t.Error("the base must not mount /dev/kmsg: only the kernel-log component does, with privileges")
-	}
-	volumes := make(map[string]corev1.Volume)
-	for _, v := range spec.Volumes {
-		volumes[v.Name] = v
-	}
-	for _, vm := range c.VolumeMounts {
-		if _, ok := volumes[vm.Name]; !ok {
-			t.Errorf("mount %s uses volume %s, which the pod does not define", vm.MountPath, vm.Name)
-		}
-	}
-	joined := strings.Join(c.Args, " ")
-	for _, want := range []string{"--path.sysfs=/host/sys", "--collector.vma.stats-dir=/host/tmp"} {
-		if !strings.Contains(joined, want) {
-			t.Errorf("args %v lack %s", c.Args, want)
-		}
+	checkVolumes(t, ds)
+	if !slices.Contains(c.Args, "--path.sysfs=/host/sys") {
+		t.Errorf("args %v lack --path.sysfs=/host/sys", c.Args)
 	}
 	checkArgs(t, c.Args)
 
@@ -216,6 +193,21 @@ func TestKustomizeBase(t *testing.T) {
 	}
 }
 
+// checkVolumes fails the test when a mount names a volume the pod does
+// not define.
+func checkVolumes(t *testing.T, ds *appsv1.DaemonSet) {
+	t.Helper()
+	volumes := make(map[string]corev1.Volume)
+	for _, v := range ds.Spec.Template.Spec.Volumes {
+		volumes[v.Name] = v
+	}
+	for _, vm := range container(t, ds).VolumeMounts {
+		if _, ok := volumes[vm.Name]; !ok {
+			t.Errorf("mount %s uses volume %s, which the pod does not define", vm.MountPath, vm.Name)
+		}
+	}
+}
+
 // checkArgs runs the exporter with the manifest's arguments and
 // --version, which kingpin acts on only after every earlier flag parsed:
 // a misspelt or removed flag fails here, not on a node.
@@ -227,12 +219,11 @@ func checkArgs(t *testing.T, args []string) {
 	}
 }
 
-// TestKustomizeKernelLogComponent renders the base with the kernel-log
-// component and checks that it adds /dev/kmsg with what reading it needs.
-func TestKustomizeKernelLogComponent(t *testing.T) {
-	// kustomize refuses absolute paths, so the base is copied into an
-	// in-memory file system next to an overlay that uses the component,
-	// as an operator's overlay would.
+// renderWithComponents renders the base with the given components, as an
+// operator's overlay would. kustomize refuses absolute paths, so the
+// base is copied into an in-memory file system next to the overlay.
+func renderWithComponents(t *testing.T, components ...string) rendered {
+	t.Helper()
 	fs := filesys.MakeFsInMemory()
 	err := filepath.WalkDir(kustomizeBase, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -247,33 +238,60 @@ func TestKustomizeKernelLogComponent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	overlay := "resources:\n  - ../" + kustomizeBase + "\ncomponents:\n  - ../" + kernelLogComponent + "\n"
+	overlay := "resources:\n  - ../" + kustomizeBase + "\ncomponents:\n"
+	for _, c := range components {
+		overlay += "  - ../" + c + "\n"
+	}
 	if err := fs.WriteFile("/overlay/kustomization.yaml", []byte(overlay)); err != nil {
 		t.Fatal(err)
 	}
-	r := render(t, fs, "/overlay")
-	c := container(t, r.daemonSet)
-	if sc := c.SecurityContext; sc.Privileged == nil || !*sc.Privileged {
-		t.Error("the kernel-log component must make the container privileged (device cgroup)")
+	return render(t, fs, "/overlay")
+}
+
+// TestKustomizeComponents renders the base with each component, and with
+// all the privileged ones at once, and checks that each adds exactly the
+// privileges, host paths and arguments the README's table gives it, and
+// nothing else: the DaemonSet's privilege profile is the base's plus the
+// component's delta.
+func TestKustomizeComponents(t *testing.T) {
+	base := privilegesOf(t, renderWithComponents(t).daemonSet)
+	for _, tc := range []struct {
+		components []string
+		want       func(p *privileges)
+	}{
+		{[]string{vmaComponent}, wantVMA},
+		{[]string{kernelLogComponent}, wantKernelLog},
+		{[]string{devlinkCaptureComponent}, wantDevlinkCapture},
+		{[]string{tlsComponent}, wantTLS},
+		{[]string{detailComponent}, func(*privileges) {}},
+		{[]string{vmaComponent, kernelLogComponent, devlinkCaptureComponent, tlsComponent}, func(p *privileges) {
+			wantVMA(p)
+			wantKernelLog(p)
+			wantDevlinkCapture(p)
+			wantTLS(p)
+		}},
+	} {
+		t.Run(strings.Join(tc.components, "+"), func(t *testing.T) {
+			r := renderWithComponents(t, tc.components...)
+			want := base.clone()
+			tc.want(&want)
+			if diff := cmp.Diff(want, privilegesOf(t, r.daemonSet)); diff != "" {
+				t.Errorf("privileges (-want +got):\n%s", diff)
+			}
+			checkVolumes(t, r.daemonSet)
+			checkArgs(t, container(t, r.daemonSet).Args)
+		})
 	}
-	if diff := cmp.Diff([]string{"DAC_OVERRIDE", "NET_ADMIN", "SYSLOG", "SYS_PTRACE"}, capabilities(c)); diff != "" {
-		t.Errorf("capabilities (-want +got):\n%s", diff)
+	r := renderWithComponents(t, tlsComponent)
+	ep := r.serviceMonitor.Spec.Endpoints[0]
+	if ep.Scheme == nil || string(*ep.Scheme) != "https" || ep.TLSConfig == nil || ep.TLSConfig.CA.Secret == nil ||
+		ep.TLSConfig.CA.Secret.Name != "nic-exporter-web-config" || ep.TLSConfig.ServerName == nil {
+		t.Errorf("tls: ServiceMonitor endpoint %+v, want https verified with ca.crt of the web config Secret", ep)
 	}
-	if m, ok := mounts(c)["/dev/kmsg"]; !ok || !m.ReadOnly {
-		t.Errorf("/dev/kmsg mount %+v, want read-only", m)
-	}
-	var kmsg *corev1.Volume
-	for i, v := range r.daemonSet.Spec.Template.Spec.Volumes {
-		if v.Name == "kmsg" {
-			kmsg = &r.daemonSet.Spec.Template.Spec.Volumes[i]
+	for _, p := range []*corev1.Probe{container(t, r.daemonSet).LivenessProbe, container(t, r.daemonSet).ReadinessProbe} {
+		if p.HTTPGet == nil || p.HTTPGet.Scheme != corev1.URISchemeHTTPS {
+			t.Errorf("tls: probe %+v, want HTTPS", p)
 		}
-	}
-	if kmsg == nil || kmsg.HostPath == nil || kmsg.HostPath.Path != "/dev/kmsg" || kmsg.HostPath.Type == nil || *kmsg.HostPath.Type != corev1.HostPathCharDev {
-		t.Errorf("kmsg volume %+v, want hostPath /dev/kmsg of type CharDevice", kmsg)
-	}
-	// The base's mounts are still there.
-	if _, ok := mounts(c)["/host/sys"]; !ok {
-		t.Error("the component dropped the base's mounts")
 	}
 }
 

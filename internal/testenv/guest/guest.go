@@ -27,6 +27,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,6 +79,9 @@ type Config struct {
 	IPRoute2 bool
 	// Args are extra arguments for the guest test binary, such as -test.v.
 	Args []string
+	// Files are host files copied into the guest, such as a built
+	// nic_exporter, keyed by their absolute path in the guest.
+	Files map[string]string
 	// Env adds environment variables (KEY=value) for the guest test.
 	Env []string
 	// Timeout bounds the boot; 4 minutes when zero.
@@ -205,6 +209,11 @@ func buildInitramfs(out string, k *Kernel, testBin string, cfg Config) error {
 	}
 	if err := a.hostFile(guestTestPath[1:], testBin); err != nil {
 		return err
+	}
+	for _, guestPath := range slices.Sorted(maps.Keys(cfg.Files)) {
+		if err := a.hostFile(strings.TrimPrefix(guestPath, "/"), cfg.Files[guestPath]); err != nil {
+			return err
+		}
 	}
 	mods, err := k.moduleFiles(cfg.Modules)
 	if err != nil {
