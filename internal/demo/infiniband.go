@@ -54,6 +54,16 @@ const (
 func (h *Host) updateInfiniBand() error {
 	t := h.Elapsed() + 24*time.Hour
 
+	// The identity of both functions' RDMA devices comes from the card.
+	for _, dev := range []string{ibDev + "/infiniband/mlx5_0", ethDev + "/infiniband/mlx5_1"} {
+		if err := h.write(dev+"/fw_ver", cx7.firmware); err != nil {
+			return err
+		}
+		if err := h.write(dev+"/board_id", cx7.psid); err != nil {
+			return err
+		}
+	}
+
 	// Link state of the InfiniBand port, from the phase of the outage in
 	// effect. Every outage stops the traffic until the port is ACTIVE
 	// again, counts in link_downed and, once it reached
