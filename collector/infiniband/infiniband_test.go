@@ -450,9 +450,9 @@ func TestInfiniBandDemo(t *testing.T) {
 	}{
 		{50 * time.Second, "4", "5"},
 		{70 * time.Second, "1", "2"},  // Polling
-		{100 * time.Second, "1", "6"}, // LinkErrorRecovery
-		{107 * time.Second, "2", "5"}, // LinkUp, waiting for the SM
-		{120 * time.Second, "4", "5"},
+		{190 * time.Second, "1", "6"}, // LinkErrorRecovery
+		{197 * time.Second, "2", "5"}, // LinkUp, waiting for the SM
+		{210 * time.Second, "4", "5"},
 	} {
 		h, err := demo.New(demo.Config{Faults: "ib_link_down@1m,rnr_retry@1m", Elapsed: tc.at}, zap.NewNop())
 		if err != nil {

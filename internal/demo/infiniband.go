@@ -18,7 +18,7 @@ const (
 
 var infinibandPart = part{
 	faults: map[string]string{
-		"ib_link_down":     "the InfiniBand port mlx5_0 loses its link: phys_state Polling for 30 s, then LinkErrorRecovery for 15 s, then LinkUp (INIT for 5 s until the subnet manager re-activates it); link_downed and link_error_recovery count it",
+		"ib_link_down":     "the InfiniBand port mlx5_0 loses its link: phys_state Polling for 2 min, then LinkErrorRecovery for 15 s, then LinkUp (INIT for 5 s until the subnet manager re-activates it); link_downed and link_error_recovery count it",
 		"ib_symbol_errors": "the InfiniBand port mlx5_0 sees a bad cable: symbol_error, port_rcv_errors and local_link_integrity_errors rise (and saturate at their 16- and 4-bit maxima)",
 		"rnr_retry":        "an application's receiver on mlx5_0 stops posting receive buffers: rnr_nak_retry_err climbs, QPs fail with IBV_WC_RNR_RETRY_EXC_ERR (req_rnr_retries_exceeded, req_cqe_error) and their remaining work requests are flushed (req_cqe_flush_error)",
 	},
@@ -44,11 +44,14 @@ func (r ibRate) at(t time.Duration) string {
 	return fmt.Sprintf("%d", uint64(math.Floor(v)))
 }
 
-// ib_link_down phases, measured from the start of the fault.
+// ib_link_down phases, measured from the start of the fault. The port is
+// out of LinkUp for 2 min 15 s, long enough for NICInfiniBandPortNotLinkUp
+// (for: 1m) to fire with a minute to spare for scrape and evaluation
+// intervals; an outage shorter than its "for:" would never show the alert.
 const (
-	ibPollingFor  = 30 * time.Second
-	ibRecoveryEnd = 45 * time.Second
-	ibInitEnd     = 50 * time.Second
+	ibPollingFor  = 2 * time.Minute
+	ibRecoveryEnd = ibPollingFor + 15*time.Second
+	ibInitEnd     = ibRecoveryEnd + 5*time.Second
 )
 
 func (h *Host) updateInfiniBand() error {
