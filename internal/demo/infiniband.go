@@ -19,7 +19,7 @@ const (
 var infinibandPart = part{
 	faults: map[string]string{
 		"ib_link_down":     "the InfiniBand port mlx5_0 loses its link: phys_state Polling for 2 min, then LinkErrorRecovery for 15 s, then LinkUp (INIT for 5 s until the subnet manager re-activates it); link_downed and link_error_recovery count it",
-		"ib_symbol_errors": "the InfiniBand port mlx5_0 sees a bad cable: symbol_error, port_rcv_errors and local_link_integrity_errors rise (and saturate at their 16- and 4-bit maxima)",
+		"ib_symbol_errors": "the InfiniBand port mlx5_0 sees a bad cable: symbol_error, port_rcv_errors and local_link_integrity_errors rise; local_link_integrity_errors saturates at its 4-bit maximum after 15 s, symbol_error at its 16-bit one after 27 min",
 		"rnr_retry":        "an application's receiver on mlx5_0 stops posting receive buffers: rnr_nak_retry_err climbs, QPs fail with IBV_WC_RNR_RETRY_EXC_ERR (req_rnr_retries_exceeded, req_cqe_error) and their remaining work requests are flushed (req_cqe_flush_error)",
 	},
 	update: (*Host).updateInfiniBand,
@@ -130,7 +130,9 @@ func (h *Host) updateInfiniBand() error {
 		{ibRate{file: "counters/link_error_recovery", base: recoveries, max: math.MaxUint8}, 0},
 		{ibRate{file: "counters/symbol_error", rate: 40, max: math.MaxUint16}, symbol},
 		{ibRate{file: "counters/port_rcv_errors", rate: 3, max: math.MaxUint16}, symbol},
-		{ibRate{file: "counters/local_link_integrity_errors", rate: 1.0 / 60, max: 15}, symbol},
+		// 4-bit: a bad cable runs it into its maximum within 15 s, so
+		// the fault shows a saturated counter (NICInfiniBandCounterSaturated).
+		{ibRate{file: "counters/local_link_integrity_errors", rate: 1, max: 15}, symbol},
 		{ibRate{file: "hw_counters/rx_write_requests", rate: 2e5}, busy},
 		{ibRate{file: "hw_counters/rx_read_requests", rate: 5e4}, busy},
 		{ibRate{file: "hw_counters/rx_atomic_requests", rate: 100}, busy},
