@@ -202,7 +202,7 @@ func TestFaultCatalogue(t *testing.T) {
 	if !strings.Contains(string(readme), "docs/faults.md") {
 		t.Errorf("README.md does not link docs/faults.md")
 	}
-	examples := regexp.MustCompile("--demo\\.faults=([a-z0-9_@,.-]+)").FindAllStringSubmatch(string(readme), -1)
+	examples := regexp.MustCompile(`--demo\.faults=([a-z0-9_@,.-]+)`).FindAllStringSubmatch(string(readme), -1)
 	if len(examples) == 0 {
 		t.Errorf("README.md has no --demo.faults example")
 	}
