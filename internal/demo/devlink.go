@@ -22,7 +22,8 @@ import (
 //     function, whose index is vhca_id<<16 | 0xffff (131071 for the
 //     second function);
 //   - devlink info: driver mlx5_core, fixed fw.psid, running and stored
-//     fw.version and fw, and the board's serial number from its VPD.
+//     fw.version and fw, and the board's serial number from its VPD, all
+//     from the card (card.go).
 //
 // The InfiniBand function runs no mlx5e, so it has no tx and rx reporters;
 // its port carries the ibdev, not a netdev.
@@ -35,15 +36,9 @@ var devlinkPart = part{
 	update: func(*Host) error { return nil }, // the fake derives its state from the clock
 }
 
-const (
-	cx7Serial   = "MT2347X01938"
-	cx7PSID     = "MT_0000000838"
-	cx7Firmware = "28.45.4028"
-)
-
 var (
-	devlinkIB  = devlink.Handle{Bus: "pci", Device: "0000:08:00.0"}
-	devlinkEth = devlink.Handle{Bus: "pci", Device: "0000:08:00.1"}
+	devlinkIB  = devlink.Handle{Bus: "pci", Device: cx7.functions[0]}
+	devlinkEth = devlink.Handle{Bus: "pci", Device: cx7.functions[1]}
 	ibPort     = uint32(65535)
 	ethPort    = uint32(131071)
 )
@@ -82,12 +77,12 @@ func (*Devlink) Info(_ context.Context, h devlink.Handle) (devlink.Info, error) 
 	if h != devlinkIB && h != devlinkEth {
 		return devlink.Info{}, fmt.Errorf("demo devlink: no device %s: %w", h, os.ErrNotExist)
 	}
-	fw := []devlink.Version{{Name: "fw.version", Value: cx7Firmware}, {Name: "fw", Value: cx7Firmware}}
+	fw := []devlink.Version{{Name: "fw.version", Value: cx7.firmware}, {Name: "fw", Value: cx7.firmware}}
 	return devlink.Info{
 		Handle:       h,
 		Driver:       "mlx5_core",
-		SerialNumber: cx7Serial,
-		Fixed:        []devlink.Version{{Name: "fw.psid", Value: cx7PSID}},
+		SerialNumber: cx7.serial,
+		Fixed:        []devlink.Version{{Name: "fw.psid", Value: cx7.psid}},
 		Running:      fw,
 		Stored:       fw,
 	}, nil

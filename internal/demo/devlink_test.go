@@ -68,7 +68,7 @@ func TestDevlinkDiagnose(t *testing.T) {
 		t.Errorf("fw diagnose in error = %v, want syndrome 1", o)
 	}
 	info, err := dl.Info(context.Background(), devlinkEth)
-	if err != nil || info.Driver != "mlx5_core" || devlink.Lookup(info.Running, "fw.version") != cx7Firmware || devlink.Lookup(info.Fixed, "fw.psid") != cx7PSID {
+	if err != nil || info.Driver != "mlx5_core" || devlink.Lookup(info.Running, "fw.version") != cx7.firmware || devlink.Lookup(info.Fixed, "fw.psid") != cx7.psid {
 		t.Errorf("Info = %+v, %v", info, err)
 	}
 }

@@ -39,11 +39,12 @@ type demoEthtool struct {
 type ethtoolDev struct {
 	name  string
 	base  *ethtooldump.Dump
-	scale float64 // traffic multiplier that matches the netdev part's rates
+	scale map[trafficClass]float64 // traffic multipliers from the netdev part's rates
 }
 
 // day is the traffic the recorded values stand for: counters at demo time
-// t are the recorded value times (day+t)/day, times the device's scale.
+// t are the recorded value times (day+t)/day, times the scale of their
+// traffic class.
 const day = 24 * time.Hour
 
 // growsWithTraffic says whether a recorded counter advances with
@@ -63,13 +64,22 @@ func newDemoEthtool() (*demoEthtool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded mlx5 ethtool dump: %w", err)
 	}
+	mlx.FirmwareVersion = cx7.ethtoolFirmware()
 	ena, err := ethtooldump.Parse(strings.NewReader(ethtoolENA))
 	if err != nil {
 		return nil, fmt.Errorf("embedded ENA ethtool dump: %w", err)
 	}
+	mlxScale, err := trafficScales(mlx, "enp8s0f1np1", mlx5References)
+	if err != nil {
+		return nil, err
+	}
+	enaScale, err := trafficScales(ena, "ens5", enaReferences)
+	if err != nil {
+		return nil, err
+	}
 	d := &demoEthtool{devs: []*ethtoolDev{
-		{name: "enp8s0f1np1", base: mlx, scale: rateScale(mlx, "rx_packets", 2.1e6)},
-		{name: "ens5", base: ena, scale: rateScale(ena, "_rx_cnt", 85000)},
+		{name: "enp8s0f1np1", base: mlx, scale: mlxScale},
+		{name: "ens5", base: ena, scale: enaScale},
 	}}
 	copyDump := func(b *ethtooldump.Dump) *ethtooldump.Dump {
 		c := *b
@@ -84,22 +94,6 @@ func newDemoEthtool() (*demoEthtool, error) {
 			Link: ethtoolioctl.Link{HasSettings: true, SpeedMbps: 400000, Duplex: 1, Autoneg: 1, HasDetected: true, Detected: true}},
 	)
 	return d, nil
-}
-
-// rateScale returns the multiplier that makes the statistics whose names
-// end in suffix advance at pps packets per second in total, the rate the
-// netdev part gives the interface.
-func rateScale(d *ethtooldump.Dump, suffix string, pps float64) float64 {
-	var total float64
-	for i, n := range d.Names {
-		if n == suffix || (strings.HasPrefix(suffix, "_") && strings.HasSuffix(n, suffix)) {
-			total += float64(d.Values[i])
-		}
-	}
-	if total == 0 {
-		return 1
-	}
-	return pps * day.Seconds() / total
 }
 
 // EthtoolSource returns the demo host's ethtool source, which serves the
@@ -139,7 +133,7 @@ func (h *Host) updateEthtool() error {
 			for i, name := range d.base.Names {
 				v := d.base.Values[i]
 				if growsWithTraffic(name, v) {
-					v = uint64(float64(v) * d.scale * grow)
+					v = uint64(float64(v) * d.scale[classify(name)] * grow)
 				}
 				dev.Dump.Values[i] = v + faults[d.name][name]
 			}

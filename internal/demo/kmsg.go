@@ -89,11 +89,11 @@ var kmsgFaults = []logLines{
 }
 
 // bootLines are records the reference host's drivers print when they load
-// (none of them matches a rule).
+// (none of them matches a rule); the firmware version is the card's.
 var bootLines = []string{
-	"6|mlx5_core 0000:08:00.0: firmware version: 28.39.1002",
+	"6|mlx5_core " + cx7.functions[0] + ": firmware version: " + cx7.firmware,
 	"6|mlx5_core 0000:08:00.0: 504.112 Gb/s available PCIe bandwidth (32.0 GT/s PCIe x16 link)",
-	"6|mlx5_core 0000:08:00.1: firmware version: 28.39.1002",
+	"6|mlx5_core " + cx7.functions[1] + ": firmware version: " + cx7.firmware,
 	"6|mlx5_core 0000:08:00.1: 504.112 Gb/s available PCIe bandwidth (32.0 GT/s PCIe x16 link)",
 	"6|ena 0000:00:05.0: Elastic Network Adapter (ENA) v2.8.0g",
 	"6|ena 0000:00:05.0: ENA device version: 0.10",
