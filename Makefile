@@ -12,7 +12,7 @@ LDFLAGS   := -s -w \
 # dependencies stay out of the exporter's module graph.
 STATICCHECK := $(GO) tool -modfile=$(CURDIR)/tools/go.mod staticcheck
 
-.PHONY: all build test unit soak race cross-build lint fmt-check vet staticcheck tidy-check bench bench-compare bench-fleet demo
+.PHONY: all build test unit soak race cross-build lint fmt-check vet staticcheck tidy-check bench bench-compare bench-fleet demo mixin
 
 all: lint build test
 
@@ -21,6 +21,12 @@ build:
 
 demo:
 	$(GO) run ./cmd/nic_exporter --demo
+
+# mixin renders the monitoring mixin (deploy/mixin) with its default config
+# into deploy/prometheus/alerts.yml and rules.yml, which are generated; a
+# deploy test fails when they differ from a fresh render.
+mixin:
+	cd deploy && $(GO) run ./cmd/mixin
 
 # test runs every test: the linters, then all Go tests (unit, fixture,
 # fuzz seed corpora, real-kernel and end-to-end tests), then the cross
