@@ -15,7 +15,10 @@ local utils = import '../lib/utils.libsonnet';
             alert: 'NICDevlinkFwFatalError',
             expr: 'min_over_time(nic_devlink_health_reporter_healthy{reporter="fw_fatal", %(nicExporterSelector)s}[5m]) == 0 or increase(nic_devlink_health_reporter_errors_total{reporter="fw_fatal", %(nicExporterSelector)s}[10m]) > 0' % $._config,
             'for': '0m',
-            labels: { severity: $._config.pageSeverity },
+            // pci_address (the device without its "pci/" bus prefix) lets
+            // Alertmanager's inhibit rules match the kernel log alerts of
+            // the same function, whose device label is the PCI address.
+            labels: { severity: $._config.pageSeverity, pci_address: '{{ reReplaceAll "^pci/" "" $labels.device }}' },
             annotations: {
               summary: 'Fatal firmware error on {{ $labels.device }} on {{ $labels.instance }}',
               description: 'The devlink fw_fatal health reporter of {{ $labels.device }} on {{ $labels.instance }} {{ if eq $value 0.0 }}has been in error{{ else }}counted {{ $value | printf "%.0f" }} errors{{ end }} in the last minutes: the adapter\'s firmware hit a fatal error. If the reporter stays in error the card needs a cold reboot; collect the devlink evidence first and open a support case.',

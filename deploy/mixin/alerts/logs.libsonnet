@@ -21,7 +21,9 @@
               or (nic_kernel_log_events_total{event=~"mlx5_fw_fatal_error|mlx5_fw_syndrome|mlx5_health_compromised|mlx5_pci_slot_unavailable|mlx5_health_recovery_failed|mlx5_crdump_failed", %(nicExporterSelector)s} unless nic_kernel_log_events_total{event=~"mlx5_fw_fatal_error|mlx5_fw_syndrome|mlx5_health_compromised|mlx5_pci_slot_unavailable|mlx5_health_recovery_failed|mlx5_crdump_failed", %(nicExporterSelector)s} offset 15m) + 0
             ||| % $._config,
             'for': '0m',
-            labels: { severity: 'warning' },
+            // The mlx5 device label is the PCI address; pci_address is what
+            // the inhibit rules match on with NICDevlinkFwFatalError.
+            labels: { severity: 'warning', pci_address: '{{ $labels.device }}' },
             annotations: {
               summary: 'Kernel log: {{ $labels.event }} on {{ $labels.instance }} {{ $labels.device }}',
               description: 'The {{ $labels.driver }} driver logged {{ $value | printf "%.0f" }} {{ $labels.event }} records for {{ $labels.device }} on {{ $labels.instance }} in 15 minutes: the adapter\'s firmware failed or its health check gave up on it.',
@@ -34,7 +36,9 @@
               or (nic_kernel_log_events_total{event=~"mlx5_cmd_timeout|mlx5_cmd_no_completion|mlx5_cmd_bad_resource_state|mlx5_cmd_failed|mlx5_exec_cmd_failed|mlx5_cmd_out_of_resources|mlx5_cmd_alloc_entry_failed|mlx5_cmd_recovered_after_timeout|mlx5_cmd_eq_recovered", %(nicExporterSelector)s} unless nic_kernel_log_events_total{event=~"mlx5_cmd_timeout|mlx5_cmd_no_completion|mlx5_cmd_bad_resource_state|mlx5_cmd_failed|mlx5_exec_cmd_failed|mlx5_cmd_out_of_resources|mlx5_cmd_alloc_entry_failed|mlx5_cmd_recovered_after_timeout|mlx5_cmd_eq_recovered", %(nicExporterSelector)s} offset 15m) + 0
             ||| % $._config,
             'for': '0m',
-            labels: { severity: 'warning' },
+            // The mlx5 device label is the PCI address; pci_address is what
+            // the inhibit rules match on with NICDevlinkFwFatalError.
+            labels: { severity: 'warning', pci_address: '{{ $labels.device }}' },
             annotations: {
               summary: 'Kernel log: {{ $labels.event }} on {{ $labels.instance }} {{ $labels.device }}',
               description: 'The {{ $labels.driver }} driver logged {{ $value | printf "%.0f" }} {{ $labels.event }} records for {{ $labels.device }} on {{ $labels.instance }} in 15 minutes: firmware commands timed out, failed or ran out of resources.',
@@ -47,7 +51,9 @@
               or (nic_kernel_log_events_total{event=~"mlx5_cq_overrun|mlx5_cq_error|mlx5_ib_cq_unexpected_event", %(nicExporterSelector)s} unless nic_kernel_log_events_total{event=~"mlx5_cq_overrun|mlx5_cq_error|mlx5_ib_cq_unexpected_event", %(nicExporterSelector)s} offset 15m) + 0
             ||| % $._config,
             'for': '0m',
-            labels: { severity: 'warning' },
+            // The mlx5 device label is the PCI address; pci_address is what
+            // the inhibit rules match on with NICDevlinkFwFatalError.
+            labels: { severity: 'warning', pci_address: '{{ $labels.device }}' },
             annotations: {
               summary: 'Kernel log: {{ $labels.event }} on {{ $labels.instance }} {{ $labels.device }}',
               description: 'The {{ $labels.driver }} driver logged {{ $value | printf "%.0f" }} {{ $labels.event }} records for {{ $labels.device }} on {{ $labels.instance }} in 15 minutes: a completion queue overflowed or was misused, and the queue pairs on it went to the error state.',
