@@ -1,9 +1,14 @@
 // Command mixin renders the monitoring mixin of deploy/mixin with its
 // default config into deploy/prometheus/alerts.yml and rules.yml. Run it
-// from the deploy directory (make mixin does): go run ./cmd/mixin.
+// from the deploy directory (make mixin does): go run ./cmd/mixin. With
+// -config it renders your own config instead (a JSON object of _config
+// fields), for example into another directory:
+//
+//	go run ./cmd/mixin -config my.json -out /etc/prometheus/nic_exporter
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -15,15 +20,26 @@ import (
 func main() {
 	dir := flag.String("mixin", "mixin", "directory of mixin.libsonnet")
 	out := flag.String("out", "prometheus", "directory to write alerts.yml and rules.yml to")
+	config := flag.String("config", "", "JSON file of _config fields to override (default: the mixin's defaults)")
 	flag.Parse()
-	if err := run(*dir, *out); err != nil {
+	if err := run(*dir, *out, *config); err != nil {
 		fmt.Fprintln(os.Stderr, "mixin:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, out string) error {
-	r, err := mixin.Render(dir, nil)
+func run(dir, out, configFile string) error {
+	var config map[string]any
+	if configFile != "" {
+		b, err := os.ReadFile(configFile)
+		if err != nil {
+			return fmt.Errorf("reading the config: %w", err)
+		}
+		if err := json.Unmarshal(b, &config); err != nil {
+			return fmt.Errorf("config %s: %w", configFile, err)
+		}
+	}
+	r, err := mixin.Render(dir, config)
 	if err != nil {
 		return err
 	}
@@ -35,7 +51,11 @@ func run(dir, out string) error {
 		{"alerts.yml", r.Alerts, mixin.AlertsHeader},
 		{"rules.yml", r.Rules, mixin.RulesHeader},
 	} {
-		b, err := mixin.Marshal(f.rules, f.header)
+		header := f.header
+		if configFile != "" {
+			header = fmt.Sprintf("# nic_exporter %s, rendered from the nic_exporter monitoring mixin\n# (deploy/mixin) with the config %s by cmd/mixin.\n", f.name, filepath.Base(configFile))
+		}
+		b, err := mixin.Marshal(f.rules, header)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
