@@ -47,6 +47,18 @@ func TestMixinRenderMatchesRuleFiles(t *testing.T) {
 	}
 }
 
+// TestMixinFormatted fails when a .libsonnet file of the mixin is not in
+// jsonnetfmt's default style.
+func TestMixinFormatted(t *testing.T) {
+	changed, err := mixin.Format(mixinDir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range changed {
+		t.Errorf("%s is not formatted; `make mixin` (cd deploy && go run ./cmd/mixin) formats it", p)
+	}
+}
+
 // customConfig is a non-default config of the kind an operator sets: a
 // cluster label next to the job, an internal runbook wiki and other
 // thresholds.

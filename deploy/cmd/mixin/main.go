@@ -1,6 +1,7 @@
 // Command mixin renders the monitoring mixin of deploy/mixin with its
-// default config into deploy/prometheus/alerts.yml and rules.yml. Run it
-// from the deploy directory (make mixin does): go run ./cmd/mixin. With
+// default config into deploy/prometheus/alerts.yml and rules.yml, after
+// formatting the mixin's .libsonnet files in jsonnetfmt's default style.
+// Run it from the deploy directory (make mixin does): go run ./cmd/mixin. With
 // -config it renders your own config instead (a JSON object of _config
 // fields), for example into another directory:
 //
@@ -37,6 +38,13 @@ func run(dir, out, configFile string) error {
 		}
 		if err := json.Unmarshal(b, &config); err != nil {
 			return fmt.Errorf("config %s: %w", configFile, err)
+		}
+	}
+	if configFile == "" {
+		// The shipped render: keep the mixin's files in jsonnetfmt's
+		// style as well (a deploy test checks it).
+		if _, err := mixin.Format(dir, true); err != nil {
+			return err
 		}
 	}
 	r, err := mixin.Render(dir, config)

@@ -33,7 +33,7 @@ local utils = import '../lib/utils.libsonnet';
             labels: { severity: 'warning' },
             annotations: {
               summary: 'PCIe link below capability on {{ $labels.instance }} {{ $labels.device }} ({{ $labels.pci_address }})',
-              description: 'The PCIe link of {{ $labels.pci_address }} behind {{ $labels.device }} on {{ $labels.instance }} trained below the device\'s maximum speed or width (LnkSta below LnkCap in lspci -vvv). Throughput is capped until the card is reseated or moved. The state only changes when the link retrains, so it fires at once.',
+              description: "The PCIe link of {{ $labels.pci_address }} behind {{ $labels.device }} on {{ $labels.instance }} trained below the device's maximum speed or width (LnkSta below LnkCap in lspci -vvv). Throughput is capped until the card is reseated or moved. The state only changes when the link retrains, so it fires at once.",
             },
           },
         ],
