@@ -6,6 +6,13 @@
 // fields), for example into another directory:
 //
 //	go run ./cmd/mixin -config my.json -out /etc/prometheus/nic_exporter
+//
+// With -import it adds alert groups written as YAML to the mixin instead:
+// each group of the rule file (or those -groups names) becomes
+// mixin/alerts/<name>.libsonnet, with the mixin's selector in every vector
+// selector, and the command prints the import lines for mixin.libsonnet.
+//
+//	go run ./cmd/mixin -import other-alerts.yml -groups nic-pcie-aer
 package main
 
 import (
@@ -14,6 +21,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/nic-exporter/nic_exporter/deploy/internal/mixin"
 )
@@ -22,7 +31,16 @@ func main() {
 	dir := flag.String("mixin", "mixin", "directory of mixin.libsonnet")
 	out := flag.String("out", "prometheus", "directory to write alerts.yml and rules.yml to")
 	config := flag.String("config", "", "JSON file of _config fields to override (default: the mixin's defaults)")
+	importFile := flag.String("import", "", "Prometheus rule file whose alert groups to add to the mixin as alerts/<group>.libsonnet")
+	groups := flag.String("groups", "", "comma-separated groups of -import to add (default: all)")
 	flag.Parse()
+	if *importFile != "" {
+		if err := importGroups(*dir, *importFile, *groups); err != nil {
+			fmt.Fprintln(os.Stderr, "mixin:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*dir, *out, *config); err != nil {
 		fmt.Fprintln(os.Stderr, "mixin:", err)
 		os.Exit(1)
@@ -72,5 +90,40 @@ func run(dir, out, configFile string) error {
 			return fmt.Errorf("writing %s: %w", path, err)
 		}
 	}
+	return nil
+}
+
+// importGroups writes the alert groups of a rule file into the mixin in
+// dir and prints the import lines mixin.libsonnet needs.
+func importGroups(dir, file, groups string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var names []string
+	if groups != "" {
+		names = strings.Split(groups, ",")
+	}
+	srcs, err := mixin.ImportGroups(b, names)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	var lines []string
+	for name, src := range srcs {
+		rel := "alerts/" + strings.TrimPrefix(name, "nic-") + ".libsonnet"
+		path := filepath.Join(dir, rel)
+		if _, err := os.Stat(path); err == nil {
+			return fmt.Errorf("%s exists already", path)
+		}
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			return err
+		}
+		lines = append(lines, fmt.Sprintf("  (import '%s') +", rel))
+	}
+	if _, err := mixin.Format(dir, true); err != nil {
+		return err
+	}
+	sort.Strings(lines)
+	fmt.Printf("Add to the alert groups of %s, where they belong, then run make mixin:\n%s\n", filepath.Join(dir, "mixin.libsonnet"), strings.Join(lines, "\n"))
 	return nil
 }
