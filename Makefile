@@ -12,7 +12,7 @@ LDFLAGS   := -s -w \
 # dependencies stay out of the exporter's module graph.
 STATICCHECK := $(GO) tool -modfile=$(CURDIR)/tools/go.mod staticcheck
 
-.PHONY: all build test unit soak race cross-build lint fmt-check vet staticcheck tidy-check bench bench-compare bench-fleet demo
+.PHONY: all build test unit soak race cross-build lint fmt-check vet staticcheck tidy-check bench bench-compare bench-fleet demo mixin
 
 all: lint build test
 
@@ -21,6 +21,16 @@ build:
 
 demo:
 	$(GO) run ./cmd/nic_exporter --demo
+
+# mixin renders the monitoring mixin (deploy/mixin) with its default config
+# into deploy/prometheus/alerts.yml and rules.yml, which are generated, and
+# refreshes their two copies: the Helm chart's files/ and the kustomize
+# PrometheusRule. Deploy tests fail when any of them differs from a fresh
+# render.
+mixin:
+	cd deploy && $(GO) run ./cmd/mixin
+	$(MAKE) helm-rules
+	cd deploy && $(GO) test -count=1 -run '^TestPrometheusRuleMatchesRuleFiles$$' . -update
 
 # test runs every test: the linters, the cross builds, the race tests,
 # the release artifacts' checks, then all Go tests (unit, fixture, fuzz

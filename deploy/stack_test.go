@@ -407,7 +407,7 @@ func startStack(t *testing.T) *stack {
 	t.Cleanup(func() { _ = hookSrv.Shutdown(context.Background()) })
 
 	amAddr := freeAddr(t)
-	amCfg := alertmanagerConfig(t, hookAddr)
+	amCfg := alertmanagerConfig(t, hookAddr, false)
 	amFile := filepath.Join(dir, "alertmanager.yml")
 	if err := os.WriteFile(amFile, amCfg, 0o644); err != nil {
 		t.Fatal(err)
@@ -496,8 +496,10 @@ const alertmanagerFile = "alertmanager/alertmanager.yml"
 // alertmanagerConfig returns the shipped Alertmanager configuration with
 // every webhook pointed at the test's receiver (path /<receiver name>) and
 // every group_wait and group_interval at 1 s, so notifications arrive in
-// seconds. The routing tree and its matchers are used as shipped.
-func alertmanagerConfig(t *testing.T, hookAddr string) []byte {
+// seconds. The routing tree and its matchers are used as shipped; the
+// inhibit rules only if inhibit is set (the routing test needs every alert
+// of the faulty host delivered, inhibit_test.go tests the inhibition).
+func alertmanagerConfig(t *testing.T, hookAddr string, inhibit bool) []byte {
 	t.Helper()
 	b, err := os.ReadFile(alertmanagerFile)
 	if err != nil {
@@ -508,6 +510,9 @@ func alertmanagerConfig(t *testing.T, hookAddr string) []byte {
 	var cfg map[string]any
 	if err := yaml.Unmarshal(b, &cfg); err != nil {
 		t.Fatalf("%s: %v", alertmanagerFile, err)
+	}
+	if !inhibit {
+		delete(cfg, "inhibit_rules")
 	}
 	route, ok := cfg["route"].(map[string]any)
 	if !ok {

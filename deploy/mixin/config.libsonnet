@@ -1,0 +1,70 @@
+// The tunables of the nic_exporter mixin. Override any of them without
+// forking, e.g.
+//   (import 'nic-exporter-mixin/mixin.libsonnet') + {
+//     _config+:: { nicExporterSelector: 'job="nic-exporter",cluster="gpu-a"' },
+//   }
+// Durations are Prometheus durations ('30s', '5m', '1h'); rates are per
+// second; counts are per the window the alert names.
+{
+  _config+:: {
+    // The label matchers (without braces) that every vector selector of
+    // every alert and recording rule carries: the job(s) that scrape
+    // nic_exporter's default /metrics profile, plus any label that scopes
+    // a cluster or tenant. Several matchers are separated by commas. The
+    // detail job (/metrics/detail) must not match it.
+    nicExporterSelector: 'job=~"nic[-_]exporter"',
+
+    // Every alert's runbook_url is this base followed by the alert's name
+    // in lower case (the anchor of its section in docs/runbooks.md).
+    runbookURLBase: 'https://github.com/nic-exporter/nic_exporter/blob/main/docs/runbooks.md#',
+
+    // The severity label of the alerts that page (a fatal firmware error,
+    // an ENA keep-alive watchdog reset); Alertmanager routes it to the
+    // pager. Every other alert is "warning" or "info".
+    pageSeverity: 'page',
+
+    // nic-exporter: the exporter and its collectors.
+    exporterDownFor: '5m',  // up == 0 this long fires NICExporterDown.
+    collectorDownFor: '5m',  // a collector failing every poll this long.
+    devicesMissingFor: '15m',  // fewer devices than in devicesMissingWindow, this long.
+    devicesMissingWindow: '6h',
+
+    // nic-devlink.
+    devlinkTxRxErrors: 2,  // tx/rx reporter errors in 15 minutes above this fire.
+    devlinkReporterStuckFor: '15m',  // any reporter unhealthy this long.
+
+    // nic-netdev.
+    linkDownFor: '1m',  // carrier down on an admin-up interface this long.
+    linkFlaps: 3,  // carrier changes in 10 minutes above this fire.
+
+    // nic-infiniband.
+    ibPortNotLinkUpFor: '1m',
+    ibPortNotActiveFor: '5m',
+    ibSymbolErrors: 10,  // symbol errors in 10 minutes above this fire.
+    ibCounterSaturatedFor: '15m',
+
+    // nic-ethtool-ena.
+    enaAllowanceExceededRate: 0,  // packets per second queued or dropped over an allowance.
+    enaAllowanceExceededFor: '10m',
+    enaConntrackAvailableRatio: 0.1,  // available conntrack entries below this share of the day's maximum.
+    enaConntrackAllowanceLowFor: '5m',
+
+    // nic-ethtool-mlx5.
+    rxOutOfBufferRate: 0,  // rx_out_of_buffer drops per second above this...
+    rxOutOfBufferFor: '10m',  // ...for this long.
+    phyDiscardsRate: 0,  // port discards per second above this...
+    phyDiscardsFor: '10m',  // ...for this long.
+    phyErrors: 0,  // CRC or symbol errors in 10 minutes above this fire.
+
+    // nic-vma.
+    vmaOSFallbackRate: 0,  // packets per second through the kernel on not-offloaded sockets...
+    vmaOSFallbackFor: '15m',  // ...for this long.
+    vmaDropsRate: 0,  // received packets dropped per second above this...
+    vmaDropsFor: '5m',  // ...for this long.
+    vmaStatsStaleFor: '10m',
+    vmaStatsFilesRejectedFor: '15m',
+
+    // nic-logs.
+    pcieCorrectedErrors: 5,  // corrected PCIe AER records in an hour above this fire.
+  },
+}
