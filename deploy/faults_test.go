@@ -37,7 +37,7 @@ type catalogueEntry struct {
 var (
 	faultHeading = regexp.MustCompile("^### `([a-z0-9_]+)`$")
 	firesItem    = regexp.MustCompile("^`(NIC[A-Za-z0-9]+)` after ([0-9hms]+)( \\(.*\\))?$")
-	alertName    = regexp.MustCompile("`(NIC[A-Za-z0-9]+)`")
+	catalogueAlert    = regexp.MustCompile("`(NIC[A-Za-z0-9]+)`")
 )
 
 // beyondStack marks a fires item whose condition takes longer to arise
@@ -103,7 +103,7 @@ func readCatalogue(t *testing.T) map[string]*catalogueEntry {
 		}
 		if rest, ok := strings.CutPrefix(text, "**Does not fire:** "); ok {
 			cur.quiet = []string{}
-			for _, m := range alertName.FindAllStringSubmatch(rest, -1) {
+			for _, m := range catalogueAlert.FindAllStringSubmatch(rest, -1) {
 				cur.quiet = append(cur.quiet, m[1])
 			}
 		}
