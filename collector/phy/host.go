@@ -2,17 +2,21 @@ package phy
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 
 	"go.uber.org/zap"
 
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolnl"
 )
 
 // HostConfig configures the host source.
 type HostConfig struct {
+	// Netns is the network namespace file whose interfaces are read
+	// (e.g. /run/netns/x); empty means the exporter's own. Drivers are
+	// then not looked up (sysfs shows the exporter's namespace).
+	Netns string
 	// SysfsPath is the sysfs mount point, where the drivers of the
 	// interfaces are looked up; empty means /sys.
 	SysfsPath string
@@ -24,38 +28,52 @@ type HostConfig struct {
 // netlink STATS and MODULE_EEPROM client.)
 type HostSource struct {
 	cfg HostConfig
-	nl  *ethtoolnl.Client
+	log *zap.Logger
+	nl  *ethtoolnl.Client // nil until opened
 }
 
 var _ Source = (*HostSource)(nil)
 
-// NewHostSource opens an ethtool netlink socket in the exporter's network
-// namespace.
-func NewHostSource(cfg HostConfig, log *zap.Logger) (*HostSource, error) {
+// NewHostSource returns a source that reads the interfaces of a network
+// namespace, by default the exporter's. The ethtool netlink socket is opened by the first Interfaces
+// call, and again by later ones until that succeeds: a kernel without the
+// ethtool family (before 5.6) makes Interfaces fail with an error that
+// wraps collector.ErrNoSource, so the collector is up with no series.
+func NewHostSource(cfg HostConfig, log *zap.Logger) *HostSource {
 	if cfg.SysfsPath == "" {
 		cfg.SysfsPath = "/sys"
 	}
-	nl, err := ethtoolnl.New(ethtoolnl.Config{}, log)
-	if err != nil {
-		return nil, err
-	}
-	return &HostSource{cfg: cfg, nl: nl}, nil
+	return &HostSource{cfg: cfg, log: log}
 }
 
-// Close closes the netlink socket.
-func (h *HostSource) Close() error { return h.nl.Close() }
+// Close closes the netlink socket, if it was opened.
+func (h *HostSource) Close() error {
+	if h.nl == nil {
+		return nil
+	}
+	return h.nl.Close()
+}
 
 // Interfaces implements Source. The driver is the name of the driver
 // bound to the interface's device in sysfs, empty for virtual interfaces.
 func (h *HostSource) Interfaces() ([]Interface, error) {
-	ifs, err := net.Interfaces()
+	if h.nl == nil {
+		nl, err := ethtoolnl.New(ethtoolnl.Config{Netns: h.cfg.Netns}, h.log)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", collector.ErrNoSource, err)
+		}
+		h.nl = nl
+	}
+	ifs, err := interfaces(h.cfg.Netns)
 	if err != nil {
 		return nil, fmt.Errorf("listing interfaces: %w", err)
 	}
 	out := make([]Interface, 0, len(ifs))
 	for _, ifc := range ifs {
 		drv := ""
-		if target, err := os.Readlink(filepath.Join(h.cfg.SysfsPath, "class/net", ifc.Name, "device/driver")); err == nil {
+		if h.cfg.Netns != "" {
+			// No driver lookup: sysfs shows another namespace.
+		} else if target, err := os.Readlink(filepath.Join(h.cfg.SysfsPath, "class/net", ifc.Name, "device/driver")); err == nil {
 			drv = filepath.Base(target)
 		}
 		out = append(out, Interface{Name: ifc.Name, Index: ifc.Index, Driver: drv})
@@ -63,8 +81,15 @@ func (h *HostSource) Interfaces() ([]Interface, error) {
 	return out, nil
 }
 
+// errNotOpen is returned when a read comes before a successful
+// Interfaces call.
+var errNotOpen = fmt.Errorf("%w: ethtool netlink socket not open", collector.ErrNoSource)
+
 // LinkState implements Source.
 func (h *HostSource) LinkState(ifname string) (LinkState, error) {
+	if h.nl == nil {
+		return LinkState{}, errNotOpen
+	}
 	ls, err := h.nl.LinkState(ifname)
 	if err != nil {
 		return LinkState{}, err
@@ -74,6 +99,9 @@ func (h *HostSource) LinkState(ifname string) (LinkState, error) {
 
 // FEC implements Source.
 func (h *HostSource) FEC(ifname string) (FEC, error) {
+	if h.nl == nil {
+		return FEC{}, errNotOpen
+	}
 	f, err := h.nl.FEC(ifname)
 	if err != nil {
 		return FEC{}, err

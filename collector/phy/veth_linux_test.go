@@ -1,0 +1,86 @@
+package phy_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/phy"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
+)
+
+func ip(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+		t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// countingSource counts the FEC requests the collector makes of the real
+// host source.
+type countingSource struct {
+	*phy.HostSource
+	fec map[string]int
+}
+
+func (c *countingSource) FEC(n string) (phy.FEC, error) {
+	c.fec[n]++
+	return c.HostSource.FEC(n)
+}
+
+// TestHostVeth runs the collector over the host source against this
+// machine's kernel: a veth pair in a network namespace the test creates
+// and removes, also on failure. veth answers LINKSTATE with the link bit
+// only and FEC with EOPNOTSUPP: the collector exports nothing for it,
+// reports no source error, asks FEC once, and copes with an interface
+// that is deleted between polls.
+func TestHostVeth(t *testing.T) {
+	testenv.Root(t)
+	testenv.LookPath(t, "ip")
+	ns := fmt.Sprintf("nicexp-phy-%d", os.Getpid())
+	ip(t, "netns", "add", ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	ip(t, "-n", ns, "link", "add", "ph0", "type", "veth", "peer", "name", "ph1")
+	ip(t, "-n", ns, "link", "set", "ph0", "up")
+	ip(t, "-n", ns, "link", "set", "ph1", "up")
+
+	host := phy.NewHostSource(phy.HostConfig{Netns: "/run/netns/" + ns}, zaptest.NewLogger(t))
+	t.Cleanup(func() { _ = host.Close() })
+	src := &countingSource{HostSource: host, fec: map[string]int{}}
+	clk := newClock()
+	c, err := phy.New(phy.Config{Source: src, Now: clk.now}, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := collector.NewSourceErrors(zaptest.NewLogger(t), 0)
+	for range 3 {
+		snap := pollOnce(t, c, errs)
+		if snap.Devices() != 3 { // lo, ph0, ph1
+			t.Errorf("devices = %d, want 3 (lo, ph0, ph1)", snap.Devices())
+		}
+		if s := snap.String() + snap.Detail().String(); s != "" {
+			t.Errorf("series for veth and lo, which report only the link bit:\n%s", s)
+		}
+		clk.advance(time.Minute)
+	}
+	if src.fec["ph0"] != 1 || src.fec["lo"] != 1 {
+		t.Errorf("FEC asked %v times, want once per interface (EOPNOTSUPP is remembered)", src.fec)
+	}
+	ip(t, "-n", ns, "link", "del", "ph0")
+	snap := pollOnce(t, c, errs)
+	if snap.Devices() != 1 {
+		t.Errorf("devices after deleting the pair = %d, want 1 (lo)", snap.Devices())
+	}
+	if got := errs.Counts(); len(got) != 0 {
+		t.Errorf("source errors %v, want none", got)
+	}
+	if _, err := os.Stat("/sys/class/net/ph0"); err == nil {
+		t.Error("ph0 leaked into the host namespace")
+	}
+}
