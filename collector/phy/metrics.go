@@ -66,7 +66,7 @@ var (
 	phyFECUncorrectable = exposition.MustNewDesc("nic_phy_fec_uncorrectable_blocks_total",
 		"FEC codewords (blocks) received with errors the FEC could not correct; each loses frames.",
 		exposition.Counter, "device")
-	phyFECBits = exposition.MustNewDesc("nic_phy_fec_corrected_bits_total",
+	phyFECBits = exposition.MustNewDesc("nic_phy_fec_corrected_bit_errors_total",
 		"Bits the FEC corrected. Over the bits received, this is the pre-FEC bit error rate.",
 		exposition.Counter, "device")
 	phyFECLaneCorrected = exposition.MustNewDesc("nic_phy_fec_lane_corrected_blocks_total",
@@ -75,7 +75,7 @@ var (
 	phyFECLaneUncorrectable = exposition.MustNewDesc("nic_phy_fec_lane_uncorrectable_blocks_total",
 		"FEC codewords not correctable on one lane (lane from 0). Detail series, served at /metrics/detail.",
 		exposition.Counter, "device", "lane").AsDetail()
-	phyFECLaneBits = exposition.MustNewDesc("nic_phy_fec_lane_corrected_bits_total",
+	phyFECLaneBits = exposition.MustNewDesc("nic_phy_fec_lane_corrected_bit_errors_total",
 		"Bits the FEC corrected on one lane (lane from 0). Detail series, served at /metrics/detail.",
 		exposition.Counter, "device", "lane").AsDetail()
 
