@@ -174,7 +174,7 @@ func startExporter(t *testing.T, name, faults string) string {
 	addr := freeAddr(t)
 	// Evidence capture is on, so NICDevlinkEvidenceCaptured can fire.
 	args := []string{"--web.listen-address=" + addr, "--demo", "--log.level=warn",
-		"--collector.devlink.capture-dir=" + t.TempDir()}
+		"--collector.devlink.capture-dir=" + t.TempDir(), "--collector.phy.module-interval=1s"}
 	if faults != "" {
 		args = append(args, "--demo.faults="+faults)
 	}
@@ -320,6 +320,11 @@ var faultAlerts = map[string]string{
 	"NICDevlinkEvidenceCaptured":      "fw_fatal",
 	"NICKernelLogFirmwareError":       "fw_fatal",
 	"NICKernelLogPCIeUncorrectable":   "pcie_aer",
+	"NICTransceiverRxPowerLow":        "optic_degrading",
+	"NICTransceiverRxPowerLowAlarm":   "optic_degrading",
+	"NICPreFECBERHigh":                "optic_degrading",
+	"NICFECUncorrectableBlocks":       "optic_degrading",
+	"NICLinkDownWithReason":           "optic_degrading",
 }
 
 // faultStart is when every fault begins on the faulty demo host: after
@@ -360,6 +365,7 @@ var quietAlerts = map[string]string{
 	"NICKernelLogDeviceInitFailed":          "no demo fault fails a probe",
 	"NICKernelLogRDMAErrors":                "no demo fault logs RDMA asynchronous errors",
 	"NICKernelLogIOMMUFault":                "no demo fault logs an IOMMU fault",
+	"NICTransceiverTemperatureHigh":         "no demo fault heats the module (optic_degrading dims a receiver)",
 }
 
 // otherDriverMetrics are metrics that alerts read but the demo host cannot
@@ -406,7 +412,7 @@ func startStack(t *testing.T) *stack {
 
 	var faults []string
 	for _, f := range sortedKeys(invert(faultAlerts)) {
-		faults = append(faults, f+"@"+faultStart)
+		faults = append(faults, f+"@"+faultSchedule(f))
 	}
 	s := &stack{prom: promAPI{start: time.Now()}}
 	s.faulty = startExporter(t, "exporter-faulty", strings.Join(faults, ","))
@@ -588,6 +594,7 @@ func TestPrometheusStack(t *testing.T) {
 	s := startStack(t)
 	t.Run("rules load and evaluate", s.testRulesHealthy)
 	t.Run("alert expressions", s.testAlertExpressions)
+	t.Run("optic alert before the flap", s.testOpticAlertBeforeFlap)
 	t.Run("recording rules", s.testRecordingRules)
 	t.Run("dashboards", s.testDashboards)
 	t.Run("routing", s.testRouting)
