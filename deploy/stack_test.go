@@ -325,6 +325,7 @@ var faultAlerts = map[string]string{
 	"NICPreFECBERHigh":                "optic_degrading",
 	"NICFECUncorrectableBlocks":       "optic_degrading",
 	"NICLinkDownWithReason":           "optic_degrading",
+	"NICPhyErrors":                    "optic_degrading",
 }
 
 // faultStart is when every fault begins on the faulty demo host: after
@@ -355,7 +356,6 @@ var quietAlerts = map[string]string{
 	"NICENAAllocationFailures":              "no demo fault makes allocations fail",
 	"NICENAConntrackAllowanceLow":           "no demo fault uses up the conntrack allowance",
 	"NICPhyDiscards":                        "no demo fault makes port discards",
-	"NICPhyErrors":                          "no demo fault makes CRC or symbol errors",
 	"NICModuleEvent":                        "no demo fault makes module events",
 	"NICVMAStatsStale":                      "the demo's statistics file always accepts the reader handshake",
 	"NICVMAStatsFilesRejected":              "the demo's statistics directory holds only the application's valid file",

@@ -188,7 +188,7 @@ func buildPhy(x *extraFlags, src *Sources, f collector.NameFilter, log *zap.Logg
 	if err != nil {
 		return nil, err
 	}
-	return phy.New(phy.Config{Source: s, Filter: f, ModuleInterval: x.phyModuleInterval}, log)
+	return phy.New(phy.Config{Source: s, Filter: f, ModuleInterval: x.phyModuleInterval, Now: src.PhyNow}, log)
 }
 
 func buildNetdev(_ *extraFlags, src *Sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {

@@ -58,8 +58,10 @@ type Sources struct {
 	// on every poll until it succeeds.
 	Devlink func() (devlinkhealth.Source, error)
 
-	// Phy opens the phy collector's source.
-	Phy func(log *zap.Logger) (phy.Source, error)
+	// Phy opens the phy collector's source. PhyNow is its clock, which
+	// stamps module reads; nil means time.Now.
+	Phy    func(log *zap.Logger) (phy.Source, error)
+	PhyNow func() time.Time
 }
 
 // hostSources returns this host's sources, as the flags name them.
@@ -117,5 +119,7 @@ func demoSources(h *demo.Host, o *options) *Sources {
 		AppLogTrimPrefix: h.Dir(),
 		Devlink:          func() (devlinkhealth.Source, error) { return dl, nil },
 		Phy:              func(*zap.Logger) (phy.Source, error) { return h.PhySource(), nil },
+		// Module reads are stamped with the demo clock, frozen or not.
+		PhyNow: func() time.Time { return h.Start().Add(h.Elapsed()) },
 	}
 }

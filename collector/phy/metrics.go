@@ -89,9 +89,9 @@ var (
 	phyAlignmentErrors = exposition.MustNewDesc("nic_phy_alignment_errors_total",
 		"Frames received that are not a whole number of octets and have a bad FCS (IEEE 802.3 aAlignmentErrors, ethtool group eth-mac).",
 		exposition.Counter, "device")
-	phyStandard = exposition.MustNewDesc("nic_phy_standard_counter_total",
+	phyStandard = exposition.MustNewDesc("nic_phy_ieee_statistic_total",
 		"Every IEEE 802.3 and RFC 2819 standard counter the driver reports (ethtool -S --groups eth-phy eth-mac eth-ctrl rmon), by group and name as ethtool prints them. Detail series, served at /metrics/detail.",
-		exposition.Counter, "device", "group", "counter").AsDetail()
+		exposition.Counter, "device", "group", "statistic").AsDetail()
 )
 
 // defaultStats maps the standard counters that have a series of their own

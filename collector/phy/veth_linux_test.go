@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/nic-exporter/nic_exporter/collector"
@@ -82,5 +83,42 @@ func TestHostVeth(t *testing.T) {
 	}
 	if _, err := os.Stat("/sys/class/net/ph0"); err == nil {
 		t.Error("ph0 leaked into the host namespace")
+	}
+}
+
+// BenchmarkHostLoopback is the real netlink cost of one poll of the
+// loopback device on this kernel: the interface list, LINKSTATE, and FEC
+// (asked once: EOPNOTSUPP is remembered).
+func BenchmarkHostLoopback(b *testing.B) {
+	host := phy.NewHostSource(phy.HostConfig{}, zap.NewNop())
+	defer host.Close()
+	f, err := collector.NewNameFilter("collector.phy.device", "lo", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := phy.New(phy.Config{Source: host, Filter: f}, zap.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchPoll(b, c)
+}
+
+// BenchmarkHostLinkStateFEC is one LINKSTATE and one FEC request over
+// ethtool netlink to the loopback device of this kernel.
+func BenchmarkHostLinkStateFEC(b *testing.B) {
+	host := phy.NewHostSource(phy.HostConfig{}, zap.NewNop())
+	defer host.Close()
+	if _, err := host.Interfaces(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := host.LinkState("lo"); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := host.FEC("lo"); !phy.IsNotSupported(err) {
+			b.Fatal(err)
+		}
 	}
 }
