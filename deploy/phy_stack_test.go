@@ -14,7 +14,7 @@ import (
 // while the test watches. The exporters read the module every second
 // (--collector.phy.module-interval) for the same reason.
 var faultSchedules = map[string]string{
-	"optic_degrading": faultStart + "-60s",
+	"optic_degrading": faultStart + "-55s",
 }
 
 // faultSchedule returns the schedule of a demo fault in the test.

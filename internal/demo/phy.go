@@ -24,7 +24,7 @@ var phyPart = part{
 		"optic_degrading": "the ConnectX-7 Ethernet port's optic degrades over 6 minutes (or over the fault's start-end span): " +
 			"lane 2's received power sinks through the module's low warning (-9 dBm) and low alarm (-12 dBm) thresholds, " +
 			"the pre-FEC bit error rate and the FEC corrected blocks rise, then uncorrectable blocks, and from 80% of the span " +
-			"the link flaps (down 4 s in every 10 s, reason bad_signal_integrity)",
+			"the link flaps (down 6 s in every 10 s, reason bad_signal_integrity)",
 	},
 	update: (*Host).updatePhy,
 }
@@ -124,7 +124,9 @@ func (h *Host) optic(t time.Duration) opticState {
 			st.uncorr = 20 * math.Pow(10, 2*math.Min(frac-0.6, 0.2)/0.2)
 		}
 		if t >= flapStart {
-			st.down = (t-flapStart)%(10*time.Second) < 4*time.Second
+			// Down 6 s of every 10 s: longer than the collector's 5 s
+			// poll interval, so every flap is seen.
+			st.down = (t-flapStart)%(10*time.Second) < 6*time.Second
 		}
 	}
 	return st
