@@ -29,3 +29,9 @@ func (*Source) StatNames(string, int) ([]string, error) { return nil, errors.Err
 
 // Stats fails: see New.
 func (*Source) Stats(string, []uint64) error { return errors.ErrUnsupported }
+
+// ModuleInfo fails: see New.
+func (*Source) ModuleInfo(string) (ModuleInfo, error) { return ModuleInfo{}, errors.ErrUnsupported }
+
+// ModuleEEPROM fails: see New.
+func (*Source) ModuleEEPROM(string, int) ([]byte, error) { return nil, errors.ErrUnsupported }

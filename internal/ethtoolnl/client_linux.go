@@ -13,8 +13,11 @@ import (
 
 // Generic netlink commands (ETHTOOL_MSG_*_GET, user to kernel).
 const (
-	cmdLinkStateGet = 6
-	cmdFECGet       = 29
+	cmdStrsetGet       = 1
+	cmdLinkStateGet    = 6
+	cmdFECGet          = 29
+	cmdModuleEEPROMGet = 31
+	cmdStatsGet        = 32
 )
 
 // Client talks to the ethtool generic netlink family in one network
@@ -23,6 +26,9 @@ type Client struct {
 	conn   *genetlink.Conn
 	family genetlink.Family
 	log    *zap.Logger
+	// strings caches the global string sets Stats resolves counter
+	// names with; they are fixed for the running kernel.
+	strings map[uint32][]string
 }
 
 // New opens a generic netlink socket in cfg.Netns and resolves the
@@ -43,7 +49,7 @@ func New(cfg Config, log *zap.Logger) (*Client, error) {
 		return nil, fmt.Errorf("ethtoolnl: resolving the ethtool family: %w", err)
 	}
 	log.Debug("ethtool netlink family resolved", zap.Uint16("id", fam.ID), zap.Uint32("version", uint32(fam.Version)), zap.String("netns", cfg.Netns))
-	return &Client{conn: conn, family: fam, log: log}, nil
+	return &Client{conn: conn, family: fam, log: log, strings: map[uint32][]string{}}, nil
 }
 
 // Close closes the socket.
@@ -51,7 +57,7 @@ func (c *Client) Close() error { return c.conn.Close() }
 
 // LinkState returns the link state of interface ifname.
 func (c *Client) LinkState(ifname string) (LinkState, error) {
-	attrs, err := c.get(cmdLinkStateGet, linkstateHeader, ifname, 0)
+	attrs, err := c.get(cmdLinkStateGet, linkstateHeader, ifname, 0, nil)
 	if err != nil {
 		return LinkState{}, fmt.Errorf("ethtoolnl: linkstate of %s: %w", ifname, err)
 	}
@@ -66,7 +72,7 @@ func (c *Client) LinkState(ifname string) (LinkState, error) {
 // without FEC support (veth, most virtual devices) fail with an error for
 // which IsNotSupported is true.
 func (c *Client) FEC(ifname string) (FEC, error) {
-	attrs, err := c.get(cmdFECGet, fecHeader, ifname, flagStats)
+	attrs, err := c.get(cmdFECGet, fecHeader, ifname, flagStats, nil)
 	if err != nil {
 		return FEC{}, fmt.Errorf("ethtoolnl: fec of %s: %w", ifname, err)
 	}
@@ -77,17 +83,83 @@ func (c *Client) FEC(ifname string) (FEC, error) {
 	return f, nil
 }
 
-// get sends one GET request with a request header naming ifname and
-// returns the attributes of the single reply.
-func (c *Client) get(cmd uint8, headerAttr uint16, ifname string, flags uint32) ([]byte, error) {
+// Stats returns the standard statistics groups eth-phy, eth-mac,
+// eth-ctrl and rmon of interface ifname (ETHTOOL_MSG_STATS_GET, kernel
+// 5.13+). Counter names come from the kernel's string sets, fetched once
+// per Client (ETHTOOL_MSG_STRSET_GET). A driver without standard
+// statistics yields an empty Stats and no error (see Stats.Groups); a
+// kernel without the message fails with an error for which
+// IsNotSupported is true.
+func (c *Client) Stats(ifname string) (Stats, error) {
+	attrs, err := c.get(cmdStatsGet, statsHeader, ifname, 0, statsRequest)
+	if err != nil {
+		return Stats{}, fmt.Errorf("ethtoolnl: stats of %s: %w", ifname, err)
+	}
+	rs, err := parseStats(attrs)
+	if err != nil {
+		return Stats{}, fmt.Errorf("ethtoolnl: stats of %s: %w", ifname, err)
+	}
+	var missing []uint32
+	for _, g := range rs.groups {
+		if _, ok := c.strings[g.ssID]; !ok && len(g.stats) > 0 {
+			missing = append(missing, g.ssID)
+		}
+	}
+	if len(missing) > 0 {
+		attrs, err := c.get(cmdStrsetGet, strsetHeader, "", 0, stringSetsRequest(missing))
+		if err != nil {
+			return Stats{}, fmt.Errorf("ethtoolnl: stats of %s: string sets %v: %w", ifname, missing, err)
+		}
+		sets, err := parseStringSets(attrs)
+		if err != nil {
+			return Stats{}, fmt.Errorf("ethtoolnl: stats of %s: %w", ifname, err)
+		}
+		for _, id := range missing {
+			c.strings[id] = sets[id] // nil when the kernel did not answer it: named by index
+		}
+	}
+	return rs.resolve(c.strings), nil
+}
+
+// ModuleEEPROM reads one range of the plug-in module's memory of
+// interface ifname (ETHTOOL_MSG_MODULE_EEPROM_GET, kernel 5.13+; needs
+// CAP_NET_ADMIN in the namespace's user namespace). The kernel falls back
+// to the driver's legacy module callbacks itself, so EOPNOTSUPP
+// (IsNotSupported) means the driver has no module access at all or the
+// kernel predates the message; EIO (IsModuleIO) means the module failed
+// the I2C read; ENODEV (IsNoDevice) means the interface is gone.
+func (c *Client) ModuleEEPROM(ifname string, req ModuleEEPROMRequest) ([]byte, error) {
+	if err := req.validate(); err != nil {
+		return nil, fmt.Errorf("ethtoolnl: module eeprom of %s: %w", ifname, err)
+	}
+	attrs, err := c.get(cmdModuleEEPROMGet, eepromHeader, ifname, 0, req.encode)
+	if err != nil {
+		return nil, fmt.Errorf("ethtoolnl: module eeprom of %s (%s): %w", ifname, req, err)
+	}
+	data, err := parseModuleEEPROM(attrs, req.Length)
+	if err != nil {
+		return nil, fmt.Errorf("ethtoolnl: module eeprom of %s (%s): %w", ifname, req, err)
+	}
+	return data, nil
+}
+
+// get sends one GET request with a request header naming ifname (or no
+// device when ifname is empty, for global string sets), then the attributes
+// extra adds, and returns the attributes of the single reply.
+func (c *Client) get(cmd uint8, headerAttr uint16, ifname string, flags uint32, extra func(*netlink.AttributeEncoder)) ([]byte, error) {
 	ae := netlink.NewAttributeEncoder()
 	ae.Nested(headerAttr, func(nae *netlink.AttributeEncoder) error {
-		nae.String(headerDevName, ifname)
+		if ifname != "" {
+			nae.String(headerDevName, ifname)
+		}
 		if flags != 0 {
 			nae.Uint32(headerFlags, flags)
 		}
 		return nil
 	})
+	if extra != nil {
+		extra(ae)
+	}
 	body, err := ae.Encode()
 	if err != nil {
 		return nil, fmt.Errorf("encoding request: %w", err)

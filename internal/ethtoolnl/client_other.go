@@ -22,3 +22,11 @@ func (*Client) LinkState(string) (LinkState, error) { return LinkState{}, errors
 
 // FEC fails off Linux.
 func (*Client) FEC(string) (FEC, error) { return FEC{}, errors.ErrUnsupported }
+
+// Stats fails off Linux.
+func (*Client) Stats(string) (Stats, error) { return Stats{}, errors.ErrUnsupported }
+
+// ModuleEEPROM fails off Linux.
+func (*Client) ModuleEEPROM(string, ModuleEEPROMRequest) ([]byte, error) {
+	return nil, errors.ErrUnsupported
+}

@@ -1,17 +1,21 @@
 // Package ethtoolnl is a small client of the kernel's ethtool generic
-// netlink family for the two messages the physical-layer collectors need
-// and the ioctl interface lacks: LINKSTATE (link, extended down reason,
-// link down count) and FEC (active mode and FEC error statistics, in total
-// and per lane).
+// netlink family for the messages the physical-layer collectors need and
+// the ioctl interface lacks: LINKSTATE (link, extended down reason, link
+// down count), FEC (active mode, FEC error statistics in total and per
+// lane, and the FEC histogram of newer kernels), STATS (the IEEE 802.3
+// and RMON standard counter groups, named by the kernel's string sets)
+// and MODULE_EEPROM (one read of plug-in module memory by I2C address,
+// bank, page and offset; internal/modread reads whole modules with it).
 //
 // github.com/mdlayher/ethtool (v0.7.0) was evaluated first: its LinkState
 // carries only the link bit, and its FEC carries the modes but no
 // statistics, no extended state and no down count, which are the whole
 // point here. Rather than wrapping it and decoding the rest by hand next to
-// it, this package speaks the two messages directly over
+// it, this package speaks the messages directly over
 // github.com/mdlayher/genetlink, already a dependency (devlink/), and adds
 // no new module. Reply parsing is separated from I/O (parseLinkState,
-// parseFEC) so it is table-tested without a kernel.
+// parseFEC, parseStats, parseStringSets, parseModuleEEPROM) so it is
+// table-tested and fuzzed without a kernel.
 package ethtoolnl
 
 import (
@@ -69,6 +73,22 @@ type FEC struct {
 	Corrected     *FECStat
 	Uncorrectable *FECStat
 	CorrectedBits *FECStat
+	// Hist is the FEC histogram: codewords counted by the number of bit
+	// errors the FEC corrected in them, one bin per range, in the
+	// driver's order. Nil on kernels before the histogram was added
+	// (ETHTOOL_A_FEC_STAT_HIST, 2025) and for drivers that do not keep one.
+	Hist []FECHistBin
+}
+
+// FECHistBin is one bin of the FEC histogram.
+type FECHistBin struct {
+	// Low and High bound the number of corrected bit errors per codeword
+	// (inclusive); Low == High for single-value bins.
+	Low, High uint32
+	// Value is the number of codewords in the bin.
+	Value uint64
+	// Lanes holds the count per lane when the driver reports it.
+	Lanes []uint64
 }
 
 // FECStat is one FEC counter: the total and, when the driver reports
@@ -107,7 +127,25 @@ func (m FECMode) String() string {
 }
 
 // IsNotSupported reports whether err says the driver lacks the operation
-// (EOPNOTSUPP), as veth and most virtual devices do for FEC.
+// (EOPNOTSUPP), as veth and most virtual devices do for FEC and module
+// EEPROM. A kernel whose ethtool family lacks the message altogether
+// (MODULE_EEPROM_GET and STATS_GET before 5.13) answers the same way:
+// generic netlink returns EOPNOTSUPP for an unknown command.
 func IsNotSupported(err error) bool {
 	return errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOTSUP)
+}
+
+// IsModuleIO reports whether err says the module itself failed the read
+// (EIO from the driver's I2C transaction: a module that does not answer,
+// or answers garbage), as opposed to a driver without module support
+// (IsNotSupported) or a vanished interface (IsNoDevice). The collector
+// counts these; they say nothing about the next read.
+func IsModuleIO(err error) bool {
+	return errors.Is(err, syscall.EIO)
+}
+
+// IsNoDevice reports whether err says the interface does not exist (any
+// more): ENODEV from the kernel's request header lookup.
+func IsNoDevice(err error) bool {
+	return errors.Is(err, syscall.ENODEV)
 }
