@@ -1,14 +1,19 @@
 package phy
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolnl"
+	"github.com/nic-exporter/nic_exporter/internal/modread"
+	"github.com/nic-exporter/nic_exporter/internal/sff"
 )
 
 // HostConfig configures the host source.
@@ -22,17 +27,24 @@ type HostConfig struct {
 	SysfsPath string
 }
 
-// HostSource reads this host's interfaces over ethtool netlink. It
-// implements Source: the link state and FEC. (The standard counters and
-// module memory, StatsSource and ModuleSource, come with the ethtool
-// netlink STATS and MODULE_EEPROM client.)
+// HostSource reads this host's interfaces over ethtool netlink: the link
+// state, FEC, the standard counters (STATS) and module memory
+// (MODULE_EEPROM, falling back to the legacy module ioctls through
+// internal/modread). It is used by one poll at a time.
 type HostSource struct {
-	cfg HostConfig
-	log *zap.Logger
-	nl  *ethtoolnl.Client // nil until opened
+	cfg     HostConfig
+	log     *zap.Logger
+	nl      *ethtoolnl.Client    // nil until opened
+	ioctl   *ethtoolioctl.Source // nil when it could not be opened
+	modules *modread.Reader      // made with nl
+	ifaces  map[string]Interface // the last list, to forget re-created interfaces
 }
 
-var _ Source = (*HostSource)(nil)
+var _ interface {
+	Source
+	StatsSource
+	ModuleSource
+} = (*HostSource)(nil)
 
 // NewHostSource returns a source that reads the interfaces of a network
 // namespace, by default the exporter's. The ethtool netlink socket is opened by the first Interfaces
@@ -43,15 +55,19 @@ func NewHostSource(cfg HostConfig, log *zap.Logger) *HostSource {
 	if cfg.SysfsPath == "" {
 		cfg.SysfsPath = "/sys"
 	}
-	return &HostSource{cfg: cfg, log: log}
+	return &HostSource{cfg: cfg, log: log, ifaces: map[string]Interface{}}
 }
 
-// Close closes the netlink socket, if it was opened.
+// Close closes the netlink and ioctl sockets, if they were opened.
 func (h *HostSource) Close() error {
-	if h.nl == nil {
-		return nil
+	var err error
+	if h.ioctl != nil {
+		err = h.ioctl.Close()
 	}
-	return h.nl.Close()
+	if h.nl != nil {
+		err = errors.Join(err, h.nl.Close())
+	}
+	return err
 }
 
 // Interfaces implements Source. The driver is the name of the driver
@@ -63,6 +79,15 @@ func (h *HostSource) Interfaces() ([]Interface, error) {
 			return nil, fmt.Errorf("%w: %w", collector.ErrNoSource, err)
 		}
 		h.nl = nl
+		// The legacy module ioctls are the fallback for kernels before
+		// MODULE_EEPROM (5.13); without them netlink alone is used.
+		if io, err := ethtoolioctl.New(h.cfg.Netns); err == nil {
+			h.ioctl = io
+			h.modules = modread.New(nl, io, h.log)
+		} else {
+			h.log.Debug("no ethtool ioctl socket; module memory by netlink only", zap.Error(err))
+			h.modules = modread.New(nl, nil, h.log)
+		}
 	}
 	ifs, err := interfaces(h.cfg.Netns)
 	if err != nil {
@@ -76,7 +101,13 @@ func (h *HostSource) Interfaces() ([]Interface, error) {
 		} else if target, err := os.Readlink(filepath.Join(h.cfg.SysfsPath, "class/net", ifc.Name, "device/driver")); err == nil {
 			drv = filepath.Base(target)
 		}
-		out = append(out, Interface{Name: ifc.Name, Index: ifc.Index, Driver: drv})
+		i := Interface{Name: ifc.Name, Index: ifc.Index, Driver: drv}
+		if old, ok := h.ifaces[ifc.Name]; ok && old != i {
+			// Re-created or re-bound: the module path may differ now.
+			h.modules.Forget(ifc.Name)
+		}
+		h.ifaces[ifc.Name] = i
+		out = append(out, i)
 	}
 	return out, nil
 }
@@ -107,6 +138,69 @@ func (h *HostSource) FEC(ifname string) (FEC, error) {
 		return FEC{}, err
 	}
 	return fecFrom(f), nil
+}
+
+// Stats implements StatsSource: the IEEE 802.3 and RFC 2819 groups, with
+// the RMON size histograms as rmon counters named rx-pkts<low>to<high>
+// and tx-pkts<low>to<high> (high 0: and above).
+func (h *HostSource) Stats(ifname string) (Stats, error) {
+	if h.nl == nil {
+		return Stats{}, errNotOpen
+	}
+	st, err := h.nl.Stats(ifname)
+	if err != nil {
+		return Stats{}, err
+	}
+	return statsFrom(st), nil
+}
+
+// Module implements ModuleSource. An empty cage is memory with identifier
+// 0 (sff.Decode then says so), not an error. The collector asks again
+// after an EOPNOTSUPP only when its own back-off has passed, so what the
+// module reader remembered about that interface is forgotten first.
+func (h *HostSource) Module(ifname string) (*sff.Memory, error) {
+	if h.modules == nil {
+		return nil, errNotOpen
+	}
+	if h.modules.Path(ifname) == modread.PathNone {
+		h.modules.Forget(ifname)
+	}
+	m, err := h.modules.Module(ifname)
+	if errors.Is(err, sff.ErrNoModule) {
+		empty := sff.NewMemory()
+		_ = empty.Put(sff.AddrA0, 0, 0, 0, []byte{0})
+		return empty, nil
+	}
+	return m, err
+}
+
+// statsFrom converts the netlink reply to the collector's type, sorted by
+// group and name.
+func statsFrom(st ethtoolnl.Stats) Stats {
+	var out Stats
+	groups := make([]ethtoolnl.StatsGroup, 0, len(st.Groups))
+	for g := range st.Groups {
+		groups = append(groups, g)
+	}
+	sort.Slice(groups, func(i, j int) bool { return groups[i] < groups[j] })
+	for _, g := range groups {
+		names := make([]string, 0, len(st.Groups[g]))
+		for n := range st.Groups[g] {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			out.Counters = append(out.Counters, StatCounter{Group: g.String(), Name: n, Value: st.Groups[g][n]})
+		}
+	}
+	hist := func(dir string, buckets []ethtoolnl.HistBucket) {
+		for _, b := range buckets {
+			out.Counters = append(out.Counters, StatCounter{Group: ethtoolnl.StatsRMON.String(), Name: fmt.Sprintf("%s-pkts%dto%d", dir, b.Low, b.High), Value: b.Value})
+		}
+	}
+	hist("rx", st.RxHist)
+	hist("tx", st.TxHist)
+	return out
 }
 
 // linkStateFrom converts the netlink reply to the collector's type.

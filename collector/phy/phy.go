@@ -239,6 +239,9 @@ func (c *Collector) read(d *device) (r reading, gone bool) {
 		(d.moduleTried.IsZero() || now.Sub(d.moduleTried) >= c.cfg.ModuleInterval) {
 		d.moduleTried = now
 		mem, err := c.modules.Module(name)
+		if errors.Is(err, sff.ErrNoModule) {
+			mem, err = nil, nil // an empty cage: no series, no error
+		}
 		ok, g := c.check(d, opModule, err, now, &r)
 		if g {
 			return r, true

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/phy"
+	"github.com/nic-exporter/nic_exporter/internal/sff"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
@@ -23,11 +24,11 @@ func ip(t *testing.T, args ...string) {
 	}
 }
 
-// countingSource counts the FEC requests the collector makes of the real
-// host source.
+// countingSource counts the FEC and module requests the collector makes
+// of the real host source.
 type countingSource struct {
 	*phy.HostSource
-	fec map[string]int
+	fec, module map[string]int
 }
 
 func (c *countingSource) FEC(n string) (phy.FEC, error) {
@@ -35,12 +36,18 @@ func (c *countingSource) FEC(n string) (phy.FEC, error) {
 	return c.HostSource.FEC(n)
 }
 
+func (c *countingSource) Module(n string) (*sff.Memory, error) {
+	c.module[n]++
+	return c.HostSource.Module(n)
+}
+
 // TestHostVeth runs the collector over the host source against this
 // machine's kernel: a veth pair in a network namespace the test creates
 // and removes, also on failure. veth answers LINKSTATE with the link bit
-// only and FEC with EOPNOTSUPP: the collector exports nothing for it,
-// reports no source error, asks FEC once, and copes with an interface
-// that is deleted between polls.
+// only, STATS with no counters, and FEC and module memory (netlink and the
+// legacy ioctls) with EOPNOTSUPP: the collector exports nothing for it,
+// reports no source error, asks FEC and the module once, and copes with an
+// interface that is deleted between polls.
 func TestHostVeth(t *testing.T) {
 	testenv.Root(t)
 	testenv.LookPath(t, "ip")
@@ -53,7 +60,7 @@ func TestHostVeth(t *testing.T) {
 
 	host := phy.NewHostSource(phy.HostConfig{Netns: "/run/netns/" + ns}, zaptest.NewLogger(t))
 	t.Cleanup(func() { _ = host.Close() })
-	src := &countingSource{HostSource: host, fec: map[string]int{}}
+	src := &countingSource{HostSource: host, fec: map[string]int{}, module: map[string]int{}}
 	clk := newClock()
 	c, err := phy.New(phy.Config{Source: src, Now: clk.now}, zaptest.NewLogger(t))
 	if err != nil {
@@ -72,6 +79,9 @@ func TestHostVeth(t *testing.T) {
 	}
 	if src.fec["ph0"] != 1 || src.fec["lo"] != 1 {
 		t.Errorf("FEC asked %v times, want once per interface (EOPNOTSUPP is remembered)", src.fec)
+	}
+	if src.module["ph0"] != 1 || src.module["ph1"] != 1 {
+		t.Errorf("module asked %v times in 3 polls a minute apart, want once per interface (EOPNOTSUPP is remembered)", src.module)
 	}
 	ip(t, "-n", ns, "link", "del", "ph0")
 	snap := pollOnce(t, c, errs)
