@@ -174,7 +174,7 @@ func startExporter(t *testing.T, name, faults string) string {
 	addr := freeAddr(t)
 	// Evidence capture is on, so NICDevlinkEvidenceCaptured can fire.
 	args := []string{"--web.listen-address=" + addr, "--demo", "--log.level=warn",
-		"--collector.devlink.capture-dir=" + t.TempDir()}
+		"--collector.devlink.capture-dir=" + t.TempDir(), "--collector.phy.module-interval=1s"}
 	if faults != "" {
 		args = append(args, "--demo.faults="+faults)
 	}
@@ -321,6 +321,12 @@ var faultAlerts = map[string]string{
 	"NICDevlinkEvidenceCaptured":      "fw_fatal",
 	"NICKernelLogFirmwareError":       "fw_fatal",
 	"NICKernelLogPCIeUncorrectable":   "pcie_aer",
+	"NICTransceiverRxPowerLow":        "optic_degrading",
+	"NICTransceiverRxPowerLowAlarm":   "optic_degrading",
+	"NICPreFECBERHigh":                "optic_degrading",
+	"NICFECUncorrectableBlocks":       "optic_degrading",
+	"NICLinkDownWithReason":           "optic_degrading",
+	"NICPhyErrors":                    "optic_degrading",
 }
 
 // faultStart is when every fault begins on the faulty demo host: after
@@ -350,7 +356,6 @@ var quietAlerts = map[string]string{
 	"NICENAAllocationFailures":              "no demo fault makes allocations fail",
 	"NICENAConntrackAllowanceLow":           "no demo fault uses up the conntrack allowance",
 	"NICPhyDiscards":                        "no demo fault makes port discards",
-	"NICPhyErrors":                          "no demo fault makes CRC or symbol errors",
 	"NICModuleEvent":                        "no demo fault makes module events",
 	"NICVMAStatsStale":                      "the demo's statistics file always accepts the reader handshake",
 	"NICVMAStatsFilesRejected":              "the demo's statistics directory holds only the application's valid file",
@@ -360,6 +365,7 @@ var quietAlerts = map[string]string{
 	"NICKernelLogDeviceInitFailed":          "no demo fault fails a probe",
 	"NICKernelLogRDMAErrors":                "no demo fault logs RDMA asynchronous errors",
 	"NICKernelLogIOMMUFault":                "no demo fault logs an IOMMU fault",
+	"NICTransceiverTemperatureHigh":         "no demo fault heats the module (optic_degrading dims a receiver)",
 }
 
 // otherDriverMetrics are metrics that alerts read but the demo host cannot
@@ -419,7 +425,7 @@ func startStack(t *testing.T) *stack {
 
 	var faults []string
 	for _, f := range sortedKeys(invert(faultAlerts)) {
-		faults = append(faults, f+"@"+faultStart)
+		faults = append(faults, f+"@"+faultSchedule(f))
 	}
 	s := &stack{prom: promAPI{start: time.Now()}}
 	s.faulty = startExporter(t, "exporter-faulty", strings.Join(faults, ","))
@@ -606,6 +612,7 @@ func TestPrometheusStack(t *testing.T) {
 	s := startStack(t)
 	t.Run("rules load and evaluate", s.testRulesHealthy)
 	t.Run("alert expressions", s.testAlertExpressions)
+	t.Run("optic alert before the flap", s.testOpticAlertBeforeFlap)
 	t.Run("recording rules", s.testRecordingRules)
 	t.Run("dashboards", s.testDashboards)
 	t.Run("routing", s.testRouting)

@@ -15,6 +15,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector/infiniband"
 	"github.com/nic-exporter/nic_exporter/collector/kmsg"
 	"github.com/nic-exporter/nic_exporter/collector/netdev"
+	"github.com/nic-exporter/nic_exporter/collector/phy"
 	"github.com/nic-exporter/nic_exporter/collector/vma"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
 )
@@ -63,6 +64,8 @@ type extraFlags struct {
 	applogFromStart bool
 
 	devlinkCapture devlinkhealth.CaptureConfig
+
+	phyModuleInterval time.Duration
 }
 
 func (s collectorSpec) addFlags(app *kingpin.Application, x *extraFlags) *collectorFlags {
@@ -167,7 +170,25 @@ func collectorSpecs() []collectorSpec {
 			},
 			build: buildDevlink,
 		},
+		{
+			name:            "phy",
+			help:            "physical layer over ethtool netlink: pluggable module (optic) diagnostics and thresholds, link down reason and count, FEC mode and counters, IEEE 802.3 standard counters.",
+			defaultInterval: "5s",
+			defaultTimeout:  "4s",
+			flags: func(app *kingpin.Application, x *extraFlags) {
+				app.Flag("collector.phy.module-interval", "How often the phy collector reads pluggable module memory (an I2C transaction, ~0.1 s on some NICs); the last values are exported in between.").Default("60s").DurationVar(&x.phyModuleInterval)
+			},
+			build: buildPhy,
+		},
 	}
+}
+
+func buildPhy(x *extraFlags, src *Sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {
+	s, err := src.Phy(log)
+	if err != nil {
+		return nil, err
+	}
+	return phy.New(phy.Config{Source: s, Filter: f, ModuleInterval: x.phyModuleInterval, Now: src.PhyNow}, log)
 }
 
 func buildNetdev(_ *extraFlags, src *Sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {

@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/nic-exporter/nic_exporter/collector/devlinkhealth"
 	"github.com/nic-exporter/nic_exporter/collector/ethtool"
 	"github.com/nic-exporter/nic_exporter/collector/kmsg"
 	"github.com/nic-exporter/nic_exporter/collector/netdev"
+	"github.com/nic-exporter/nic_exporter/collector/phy"
 	"github.com/nic-exporter/nic_exporter/internal/demo"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 	"github.com/nic-exporter/nic_exporter/vmastats"
@@ -54,6 +57,11 @@ type Sources struct {
 	// Devlink opens the devlink health collector's source; it is called
 	// on every poll until it succeeds.
 	Devlink func() (devlinkhealth.Source, error)
+
+	// Phy opens the phy collector's source. PhyNow is its clock, which
+	// stamps module reads; nil means time.Now.
+	Phy    func(log *zap.Logger) (phy.Source, error)
+	PhyNow func() time.Time
 }
 
 // hostSources returns this host's sources, as the flags name them.
@@ -85,6 +93,9 @@ func hostSources(o *options) *Sources {
 		AppLogGlobs:     x.applogFiles,
 		AppLogFromStart: x.applogFromStart,
 		Devlink:         devlinkhealth.Open,
+		Phy: func(log *zap.Logger) (phy.Source, error) {
+			return phy.NewHostSource(phy.HostConfig{SysfsPath: o.sysfs}, log), nil
+		},
 	}
 }
 
@@ -107,5 +118,8 @@ func demoSources(h *demo.Host, o *options) *Sources {
 		AppLogFromStart:  true,
 		AppLogTrimPrefix: h.Dir(),
 		Devlink:          func() (devlinkhealth.Source, error) { return dl, nil },
+		Phy:              func(*zap.Logger) (phy.Source, error) { return h.PhySource(), nil },
+		// Module reads are stamped with the demo clock, frozen or not.
+		PhyNow: func() time.Time { return h.Start().Add(h.Elapsed()) },
 	}
 }

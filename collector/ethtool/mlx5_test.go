@@ -61,7 +61,9 @@ var mlx5StatGroups = []struct {
 		rx_65_to_127_bytes_phy rx_128_to_255_bytes_phy rx_256_to_511_bytes_phy rx_512_to_1023_bytes_phy
 		rx_1024_to_1518_bytes_phy rx_1519_to_2047_bytes_phy rx_2048_to_4095_bytes_phy rx_4096_to_8191_bytes_phy
 		rx_8192_to_10239_bytes_phy`},
-	{"phy (pport_phy_*_stats_desc)", `link_down_events_phy rx_pcs_symbol_err_phy rx_corrected_bits_phy
+	// rx_bits_phy (PPCNT phy_received_bits) was added to the phy
+	// statistical group in 2025, after the commit named above.
+	{"phy (pport_phy_*_stats_desc)", `link_down_events_phy rx_bits_phy rx_pcs_symbol_err_phy rx_corrected_bits_phy
 		rx_err_lane_0_phy rx_err_lane_1_phy rx_err_lane_2_phy rx_err_lane_3_phy total_success_recovery_phy`},
 	{"eth_ext (pport_eth_ext_stats_desc)", `rx_buffer_passed_thres_phy`},
 	{"pcie (pcie_perf_stats_desc, _desc64, pcie_perf_stall_stats_desc)", `rx_pci_signal_integrity

@@ -382,8 +382,9 @@ var ethtoolHelp = map[string]string{
 	"check_seq_err":                  "Received frames with a bad FCS at the physical port: cabling, optics or signal quality (mlx5 before Linux 4.8: the old name of rx_crc_errors_phy).",
 	"crc_align_errors":               "Received frames with a bad FCS or an alignment error at the physical port: cabling, optics or signal quality (mlx5 before Linux 4.8, RFC 2819 etherStatsCRCAlignErrors).",
 	"symbol_err":                     "Received frames with a physical-layer symbol error (mlx5 before Linux 4.8: the old name of rx_symbol_err_phy).",
-	"rx_pcs_symbol_err_phy":          "Symbol errors at the physical coding sublayer (mlx5).",
-	"rx_corrected_bit_phy":           "Bits the forward error correction corrected (mlx5).",
+	"rx_pcs_symbol_err_phy":          "Symbol errors at the physical coding sublayer that the forward error correction did not correct, or all of them when FEC is off (mlx5): errors after FEC, each one damages data.",
+	"rx_corrected_bit_phy":           "Bits the forward error correction corrected (mlx5 rx_corrected_bits_phy): bit errors before FEC. Over rx_bits_phy it is the pre-FEC (raw) bit error rate, the recording rule nic:phy_pre_fec_ber:rate5m.",
+	"rx_bit_phy":                     "Bits received at the physical layer (mlx5 rx_bits_phy, since 2025 kernels): the denominator of the pre-FEC bit error rate rx_corrected_bits_phy / rx_bits_phy.",
 	"link_down_events_phy":           "Times the physical link went down (mlx5).",
 	"rx_pci_signal_integrity":        "PCIe physical layer errors the device received, such as bad TLPs or DLLPs: PCIe signal integrity (mlx5).",
 	"tx_pci_signal_integrity":        "PCIe physical layer errors the device sent, such as replays: PCIe signal integrity (mlx5).",
@@ -435,7 +436,7 @@ var ethtoolHelp = map[string]string{
 	"priority_rx_packets":        "Packets received with the priority.",
 	"priority_tx_packets":        "Packets transmitted with the priority.",
 	// mlx5, per lane.
-	"lane_rx_err_phy": "Bit errors on the physical lane before forward error correction (mlx5).",
+	"lane_rx_err_phy": "Bit errors on the physical lane before forward error correction, i.e. the bits FEC corrected on that lane (mlx5 rx_err_lane_N_phy); over rx_bits_phy divided by the lane count, the lane's pre-FEC bit error rate.",
 }
 
 // helpFor returns the help text of the family of n.

@@ -64,6 +64,11 @@
     vmaStatsStaleFor: '10m',
     vmaStatsFilesRejectedFor: '15m',
 
+    // nic-physical-layer.
+    transceiverTemperatureFor: '5m',  // module above its own high-warning temperature this long.
+    preFECBER: 2.4e-5,  // pre-FEC bit error rate above this (a tenth of the 2.4e-4 RS(544,514) limit)...
+    preFECBERFor: '5m',  // ...for this long.
+
     // nic-logs.
     pcieCorrectedErrors: 5,  // corrected PCIe AER records in an hour above this fire.
   },

@@ -30,8 +30,10 @@ local mixin =
   (import 'alerts/ethtool-mlx5.libsonnet') +
   (import 'alerts/vma.libsonnet') +
   (import 'alerts/logs.libsonnet') +
+  (import 'alerts/physical-layer.libsonnet') +
   // Recording rule groups, in the order of rules.yml.
-  (import 'rules/fleet.libsonnet');
+  (import 'rules/fleet.libsonnet') +
+  (import 'rules/physical-layer.libsonnet');
 
 mixin {
   prometheusAlerts+:: {

@@ -123,6 +123,9 @@ func (h *Host) updateEthtool() error {
 	}
 	faults["ens5"]["bw_in_allowance_exceeded"] = uint64(2500 * h.ActiveFor("bw_in_allowance").Seconds())
 	faults["enp8s0f1np1"]["rx_out_of_buffer"] = uint64(15000 * h.ActiveFor("rx_out_of_buffer").Seconds())
+	if err := h.addPhyEthtool(faults["enp8s0f1np1"]); err != nil { // phy.go
+		return err
+	}
 
 	h.ethtool.src.Update(func(devices map[string]*ethtooldump.Device) {
 		for _, d := range h.ethtool.devs {

@@ -78,6 +78,13 @@ func (h *Host) updateNetdev() error {
 		carrier, oper = "0", "down"
 		changes--
 	}
+	// The optic_degrading fault's flaps (phy.go), which LINKSTATE counts.
+	opticDowns, opticDown := h.opticLink()
+	changes += 2 * opticDowns
+	if opticDown {
+		carrier, oper = "0", "down"
+		changes--
+	}
 	for file, v := range map[string]string{
 		"carrier": carrier, "operstate": oper, "carrier_changes": fmt.Sprint(changes),
 	} {
