@@ -31,6 +31,9 @@ var grafanaUnits = map[string]string{
 	"s":               "Time / seconds (s)",
 	"celsius":         "Temperature / Celsius (°C)",
 	"watt":            "Energy / Watt (W)",
+	"dBm":             "Energy / Decibel-milliwatt (dBm)",
+	"sci":             "Misc / Scientific notation: a bit error rate",
+	"cps":             "Throughput / counts/sec (cps)",
 	"dateTimeFromNow": "Date & time / From Now: a Unix time in milliseconds shown as \"5 minutes ago\"",
 	"dateTimeAsIso":   "Date & time / Datetime ISO: a Unix time in milliseconds",
 }

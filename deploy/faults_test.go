@@ -35,9 +35,9 @@ type catalogueEntry struct {
 }
 
 var (
-	faultHeading = regexp.MustCompile("^### `([a-z0-9_]+)`$")
-	firesItem    = regexp.MustCompile("^`(NIC[A-Za-z0-9]+)` after ([0-9hms]+)( \\(.*\\))?$")
-	catalogueAlert    = regexp.MustCompile("`(NIC[A-Za-z0-9]+)`")
+	faultHeading   = regexp.MustCompile("^### `([a-z0-9_]+)`$")
+	firesItem      = regexp.MustCompile("^`(NIC[A-Za-z0-9]+)` after ([0-9hms]+)( \\(.*\\))?$")
+	catalogueAlert = regexp.MustCompile("`(NIC[A-Za-z0-9]+)`")
 )
 
 // beyondStack marks a fires item whose condition takes longer to arise
