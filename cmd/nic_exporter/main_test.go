@@ -364,6 +364,7 @@ func TestStartupErrors(t *testing.T) {
 		// of /dev/zero used to be read until memory ran out).
 		{[]string{"--collector.kmsg.rules-file=/dev/zero"}, "--collector.kmsg.rules-file: reading rules file: open /dev/zero: not a regular file (character device)", 1},
 		{[]string{"--collector.ethtool.netns=/proc/self/stat"}, "not a namespace file", 1},
+		{[]string{"--collector.netdev.netns=/proc/self/stat"}, "--collector.netdev.netns: network namespace /proc/self/stat: not a namespace file", 1},
 	}
 	for _, tt := range tests {
 		// A bound, so that an exporter that starts instead of refusing

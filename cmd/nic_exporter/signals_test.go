@@ -137,6 +137,7 @@ func TestFIFOPathsDoNotHang(t *testing.T) {
 		{"--collector.kmsg.rules-file", "not a regular file (named pipe)", 1},
 		{"--collector.applog.rules-file", "not a regular file (named pipe)", 1},
 		{"--collector.ethtool.netns", "not a namespace file", 1},
+		{"--collector.netdev.netns", "not a namespace file", 1},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		out, err := exec.CommandContext(ctx, binary, "--web.listen-address=127.0.0.1:0", tt.flag+"="+fifo).CombinedOutput()
