@@ -165,6 +165,9 @@ var demoArgs = []string{"--demo", "--demo.elapsed=10m", "--demo.faults=pcie_degr
 var volatile = map[string]bool{
 	"nic_exporter_collector_poll_duration_seconds":          true,
 	"nic_exporter_collector_last_success_timestamp_seconds": true,
+	"nic_exporter_scrape_duration_seconds_bucket":           true,
+	"nic_exporter_scrape_duration_seconds_sum":              true,
+	"nic_exporter_scrape_duration_seconds_count":            true,
 }
 
 // normalize keeps the families a golden file can pin down: everything

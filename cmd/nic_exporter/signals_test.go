@@ -99,7 +99,7 @@ func TestSIGTERMDuringAStalledScrape(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	for i := 0; i < 2; i++ {
 		_, body := scrapeStatus(t, e.addr)
-		if n := sampleValue(body, "nic_exporter_scrapes_in_flight"); n < 2 { // the stalled scrape and this one
+		if n := sampleValue(body, `nic_exporter_scrapes_in_flight{profile="default"}`); n < 2 { // the stalled scrape and this one
 			t.Fatalf("scrapes in flight: %v, want the stalled one too", n)
 		}
 		time.Sleep(100 * time.Millisecond)
