@@ -98,7 +98,7 @@ func collectorSpecs() []collectorSpec {
 			defaultInterval: "5s",
 			defaultTimeout:  "4s",
 			flags: func(app *kingpin.Application, x *extraFlags) {
-				app.Flag("collector.netdev.netns", "Network namespace file (e.g. /run/netns/NAME or /proc/PID/ns/net) whose interfaces the netdev collector reads; empty means the exporter's own. Another namespace's interfaces have no sysfs here, so their speed, MAC address, driver and PCIe series are left out.").StringVar(&x.netdevNetns)
+				app.Flag("collector.netdev.netns", "Network namespace file (e.g. /run/netns/NAME or /proc/PID/ns/net) whose interfaces the netdev collector reads; empty means the exporter's own. Another namespace's interfaces have no sysfs directory here: their device (driver, PCIe) is found through rtnetlink, and their speed is left out.").StringVar(&x.netdevNetns)
 			},
 			build: buildNetdev,
 		},

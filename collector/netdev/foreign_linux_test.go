@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
@@ -16,10 +17,10 @@ import (
 // TestNetdevForeignNamespace polls a network namespace the test creates,
 // holding lo and a veth pair, through the exporter's own sysfs (which
 // shows the test's namespace, not that one), as --collector.netdev.netns
-// does. It requires the namespace's interfaces with their state, MTU and
-// statistics from rtnetlink, and none of the attributes only sysfs has:
-// in particular not those of this namespace's lo, which has the same
-// name as the foreign lo.
+// does. It requires the namespace's interfaces with their state, MTU,
+// statistics and MAC address from rtnetlink, and no speed, driver or PCIe
+// series: the veths have no device, and the sysfs of this namespace must
+// not be read for them.
 func TestNetdevForeignNamespace(t *testing.T) {
 	testenv.Root(t)
 	testenv.LookPath(t, "ip")
@@ -36,7 +37,8 @@ func TestNetdevForeignNamespace(t *testing.T) {
 	run("ip", "netns", "exec", ns, "sh", "-c", "[ -d /proc/sys/net/ipv6 ] || exit 0; "+
 		"sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
 	run("ip", "-n", ns, "link", "set", "lo", "up")
-	run("ip", "-n", ns, "link", "add", "fx0", "mtu", "1400", "type", "veth", "peer", "name", "fy0", "mtu", "1400")
+	run("ip", "-n", ns, "link", "add", "fx0", "mtu", "1400", "address", "02:00:5e:00:53:01", "type", "veth",
+		"peer", "name", "fy0", "mtu", "1400", "address", "02:00:5e:00:53:02")
 	run("ip", "-n", ns, "link", "set", "fx0", "up")
 	netns := "/run/netns/" + ns
 	loopbackTraffic(t, netns, 7)
@@ -55,8 +57,9 @@ func TestNetdevForeignNamespace(t *testing.T) {
 	}
 	out := snap.String()
 	for _, want := range []string{
-		`nic_netdev_info{device="lo",address="",driver="",pci_address=""} 1`,
-		`nic_netdev_info{device="fx0",address="",driver="",pci_address=""} 1`,
+		`nic_netdev_info{device="lo",address="00:00:00:00:00:00",driver="",pci_address=""} 1`,
+		`nic_netdev_info{device="fx0",address="02:00:5e:00:53:01",driver="",pci_address=""} 1`,
+		`nic_netdev_info{device="fy0",address="02:00:5e:00:53:02",driver="",pci_address=""} 1`,
 		`nic_netdev_rx_packets_total{device="lo"} 7`,
 		`nic_netdev_tx_packets_total{device="lo"} 7`,
 		`nic_netdev_mtu_bytes{device="lo"} 65536`,
@@ -83,7 +86,7 @@ func TestNetdevForeignNamespace(t *testing.T) {
 		t.Errorf("poll has a carrier for the administratively down fy0")
 	}
 	// None of this namespace's own interfaces is listed (lo is the
-	// foreign one: checked by its empty address above).
+	// foreign one).
 	own, err := net.Interfaces()
 	if err != nil {
 		t.Fatal(err)
@@ -95,5 +98,45 @@ func TestNetdevForeignNamespace(t *testing.T) {
 		if strings.Contains(out, `device="`+ifc.Name+`"`) {
 			t.Errorf("poll lists %s of the test's own namespace", ifc.Name)
 		}
+	}
+}
+
+// TestNetdevForeignDeviceFacts polls the test's own namespace twice, as
+// its own (sysfs under /sys/class/net) and as if it were another one
+// (rtnetlink's address and parent device, the device under
+// /sys/bus/<bus>/devices): the MAC address, driver, PCI address, PCIe
+// link and NUMA node must be the same either way. On a host whose
+// interfaces are backed by devices (a virtio-net or PCI NIC) this checks
+// the parent device lookup against the kernel's own links.
+func TestNetdevForeignDeviceFacts(t *testing.T) {
+	testenv.Root(t)
+	links, err := NewRtnlLinks("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer links.Close()
+	own, _ := pollOnce(t, New(Config{SysfsPath: "/sys", Links: links}, zap.NewNop()))
+	foreign, errs := pollOnce(t, New(Config{SysfsPath: "/sys", Links: links, ForeignNamespace: true}, zap.NewNop()))
+	if got := errs.Counts(); len(got) != 0 {
+		t.Errorf("source errors: %v", got)
+	}
+	facts := func(s string) []string {
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			if strings.HasPrefix(l, "nic_netdev_info{") || strings.HasPrefix(l, "nic_pcie_") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	want := facts(own.String())
+	if len(want) == 0 {
+		t.Fatal("no nic_netdev_info in a poll of the test's namespace")
+	}
+	if d := cmp.Diff(want, facts(foreign.String())); d != "" {
+		t.Errorf("device facts from sysfs (-) and from rtnetlink's parent device (+) differ:\n%s", d)
+	}
+	if strings.Contains(foreign.String(), "nic_netdev_speed_bytes_per_second") {
+		t.Error("the foreign poll has a link speed, which only the interface's own sysfs directory has")
 	}
 }
