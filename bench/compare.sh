@@ -25,7 +25,8 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-REPO=$(pwd)
+# shellcheck source-path=SCRIPTDIR/.. source=bench/lib.sh
+. bench/lib.sh
 RESULTS=${RESULTS:-docs/bench-compare.md}
 PLOT=${PLOT:-docs/bench-compare.png}
 # name:ports:queues:ibports. A veth with Q queues has 9*Q+1 ethtool
@@ -36,123 +37,35 @@ SIZES=${SIZES:-"1-port:1:560:1 4-ports:4:560:4 large:16:560:16 100k:20:560:16 1M
 NS=nicbench$$
 THEIRS_ADDR=127.0.0.1:9900
 OURS_ADDR=127.0.0.1:9901
-WORK=$(mktemp -d /tmp/nic-bench.XXXXXX)
+bench_init bench
 OUT=$WORK/results.jsonl
-PIDS=()
 
-log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-
-cleanup() {
-	stop_all
-	ip netns del "$NS" 2>/dev/null || true
-	if [ "${KEEP:-0}" = 1 ]; then log "work directory kept: $WORK"; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-
-if [ "$(id -u)" != 0 ]; then
-	echo "bench-compare needs root: it creates a network namespace and veth devices" >&2
-	exit 1
-fi
+require_root bench-compare
 
 # 1. Tools.
-missing=()
-command -v wrk >/dev/null || missing+=(wrk)
-command -v gnuplot >/dev/null || missing+=(gnuplot-nox)
-command -v ethtool >/dev/null || missing+=(ethtool)
-command -v ip >/dev/null || missing+=(iproute2)
-command -v dpkg-deb >/dev/null || missing+=(dpkg)
-if [ ${#missing[@]} -gt 0 ]; then
-	log "installing ${missing[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2
-fi
-NE=$WORK/node_exporter/usr/bin/prometheus-node-exporter
-mkdir -p "$WORK/deb" && chmod 777 "$WORK/deb"
-log "downloading the Debian package prometheus-node-exporter"
-(cd "$WORK/deb" && apt-get download -q prometheus-node-exporter >&2)
-dpkg-deb -x "$WORK"/deb/prometheus-node-exporter_*.deb "$WORK/node_exporter"
-NE_VERSION=$("$NE" --version 2>&1 | head -1)
+install_missing wrk:wrk gnuplot:gnuplot-nox ethtool:ethtool ip:iproute2 dpkg-deb:dpkg
+fetch_node_exporter
 case "$NE_VERSION" in
 *"version 1.5.0 "*) ;;
 *) echo "want node_exporter 1.5.0, the package has: $NE_VERSION" >&2; exit 1 ;;
 esac
 
 # 2. Builds.
-log "building"
-if [ -n "${NIC_EXPORTER:-}" ]; then
-	NIC=$NIC_EXPORTER
-else
-	NIC=$WORK/nic_exporter
-	CGO_ENABLED=0 go build -o "$NIC" ./cmd/nic_exporter
-fi
-go build -o "$WORK/scalehost" ./bench/cmd/scalehost
-go build -o "$WORK/loadgen" ./bench/cmd/loadgen
+build_tools scalehost loadgen
 LG=$WORK/loadgen
 
 # nic_exporter's collectors: netdev, infiniband and ethtool; every other
 # collector the build has is switched off, so both exporters read the same
 # sources.
+only_collectors netdev infiniband ethtool
+OURS_FLAGS=("${NIC_COLLECTOR_FLAGS[@]}")
 help=$("$NIC" --help 2>&1)
-OURS_FLAGS=()
-for c in $(grep -oE -- '--\[no-\]collector\.[a-z_]+ ' <<<"$help" | sed -E 's/.*collector\.([a-z_]+) /\1/'); do
-	case $c in
-	netdev | infiniband | ethtool) ;;
-	*) OURS_FLAGS+=("--no-collector.$c") ;;
-	esac
-done
 for c in infiniband ethtool; do
 	if ! grep -q -- "--\[no-\]collector.$c " <<<"$help"; then
 		echo "this nic_exporter build has no $c collector; the comparison would not be like for like" >&2
 		exit 1
 	fi
 done
-
-in_ns() { ip netns exec "$NS" "$@"; }
-
-# setup_ns PORTS QUEUES creates the namespace with PORTS veth pairs named
-# like mlx5 ports (enp16s0np0, ...), peers pr0, pr1, ...
-setup_ns() {
-	ip netns del "$NS" 2>/dev/null || true
-	ip netns add "$NS"
-	ip -n "$NS" link set lo up
-	local i
-	for ((i = 0; i < $1; i++)); do
-		ip -n "$NS" link add "enp$((16 + i))s0np0" numtxqueues "$2" numrxqueues "$2" type veth \
-			peer name "pr$i" numtxqueues "$2" numrxqueues "$2"
-		ip -n "$NS" link set "enp$((16 + i))s0np0" up
-		ip -n "$NS" link set "pr$i" up
-	done
-}
-
-names() {
-	local i out=""
-	for ((i = 0; i < $1; i++)); do out+="${out:+,}enp$((16 + i))s0np0"; done
-	echo "$out"
-}
-
-# start_in_ns NAME CMD... starts CMD in the namespace with its output in
-# NAME.log and sets STARTED to its process id. ip netns exec forks, so the
-# shell it runs writes its own pid and then becomes CMD.
-start_in_ns() {
-	local name=$1
-	shift
-	rm -f "$name.pid"
-	in_ns sh -c 'echo $$ >"$0.pid"; exec "$@"' "$name" "$@" >"$name.log" 2>&1 &
-	PIDS+=("$!")
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[ -s "$name.pid" ] && break
-		sleep 0.05
-	done
-	STARTED=$(cat "$name.pid")
-	PIDS+=("$STARTED")
-}
-
-stop_all() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-	PIDS=()
-}
 
 # lg runs the load generator inside the namespace, after a pause that
 # lets the previous measurement's garbage collection finish.
@@ -161,15 +74,8 @@ lg() {
 	in_ns "$LG" "$@" -out "$OUT" >/dev/null
 }
 
-wait_ready() {
-	local url=$1 i
-	for ((i = 0; i < 600; i++)); do
-		if in_ns "$LG" series -url "$url" >/dev/null 2>&1; then return 0; fi
-		sleep 0.2
-	done
-	echo "no answer from $url" >&2
-	return 1
-}
+# ready URL waits until the load generator reads a scrape of URL.
+ready() { wait_ready "$1" "$LG" series -url; }
 
 WRK_OUT=$WORK/wrk.txt
 : >"$WRK_OUT"
@@ -178,9 +84,9 @@ LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 for spec in $SIZES; do
 	IFS=: read -r size ports queues ib <<<"$spec"
 	log "host $size: $ports ports x $queues queues, $ib InfiniBand ports"
-	setup_ns "$ports" "$queues"
+	setup_ns "$ports" "$queues" mlx
 	host=$WORK/host-$size
-	"$WORK/scalehost" -out "$host" -size large -netdevs "$ports" -netdev-names "$(names "$ports")" \
+	"$WORK/scalehost" -out "$host" -size large -netdevs "$ports" -netdev-names "$(iface_list mlx "$ports")" \
 		-channels 64 -ib-ports "$ib" -ena 0 >/dev/null
 	include="enp[0-9]+s0np0"
 	start_in_ns "$WORK/node_exporter-$size" "$NE" --path.sysfs="$host/sys" --collector.disable-defaults \
@@ -192,8 +98,8 @@ for spec in $SIZES; do
 		--collector.ethtool.device-include="$include" \
 		--web.listen-address="$OURS_ADDR" --web.max-requests=64 --log.level=warn
 	nic_pid=$STARTED
-	wait_ready "http://$THEIRS_ADDR/metrics"
-	wait_ready "http://$OURS_ADDR/readyz"
+	ready "http://$THEIRS_ADDR/metrics"
+	ready "http://$OURS_ADDR/readyz"
 	sleep 2
 
 	common_t=(-exporter node_exporter -size "$size" -url "http://$THEIRS_ADDR/metrics" -pid "$ne_pid")

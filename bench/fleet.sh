@@ -39,6 +39,8 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+# shellcheck source-path=SCRIPTDIR/.. source=bench/lib.sh
+. bench/lib.sh
 RESULTS=${RESULTS:-docs/fleet-cost.md}
 PLOT=${PLOT:-docs/fleet-cost.png}
 DURATION=${DURATION:-660}
@@ -55,127 +57,22 @@ NIC_ADDR=127.0.0.1:9901
 PROM_ADDR=127.0.0.1:9090
 AGENT_ADDR=127.0.0.1:9091
 RECV_ADDR=127.0.0.1:9092
-WORK=$(mktemp -d /tmp/nic-fleet.XXXXXX)
-PIDS=()
+bench_init fleet
 
-log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-
-# stop_all stops every process started, newest first (the agent before
-# the receiver it writes to), and kills what has not exited 15 s after
-# SIGTERM: a Prometheus agent can hang in shutdown while it flushes.
-stop_all() {
-	local i p n
-	for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do kill "${PIDS[i]}" 2>/dev/null || true; done
-	for p in "${PIDS[@]}"; do
-		for ((n = 0; n < 150; n++)); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	PIDS=()
-}
-
-cleanup() {
-	stop_all
-	ip netns del "$NS" 2>/dev/null || true
-	if [ "${KEEP:-0}" = 1 ]; then log "work directory kept: $WORK"; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-
-if [ "$(id -u)" != 0 ]; then
-	echo "bench-fleet needs root: it creates a network namespace and veth devices" >&2
-	exit 1
-fi
-missing=()
-command -v prometheus >/dev/null || missing+=(prometheus)
-command -v gnuplot >/dev/null || missing+=(gnuplot-nox)
-command -v curl >/dev/null || missing+=(curl)
-command -v ip >/dev/null || missing+=(iproute2)
-command -v dpkg-deb >/dev/null || missing+=(dpkg)
-if [ ${#missing[@]} -gt 0 ]; then
-	log "installing ${missing[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2
-fi
+require_root bench-fleet
+install_missing prometheus:prometheus gnuplot:gnuplot-nox curl:curl ip:iproute2 dpkg-deb:dpkg
 
 # 1. Builds and node_exporter.
-NE=$WORK/node_exporter/usr/bin/prometheus-node-exporter
-mkdir -p "$WORK/deb" && chmod 777 "$WORK/deb"
-log "downloading the Debian package prometheus-node-exporter"
-(cd "$WORK/deb" && apt-get download -q prometheus-node-exporter >&2)
-dpkg-deb -x "$WORK"/deb/prometheus-node-exporter_*.deb "$WORK/node_exporter"
-NE_VERSION=$("$NE" --version 2>&1 | head -1)
+fetch_node_exporter
 PROM_VERSION=$(prometheus --version 2>&1 | head -1)
-log "building"
-if [ -n "${NIC_EXPORTER:-}" ]; then
-	NIC=$NIC_EXPORTER
-else
-	NIC=$WORK/nic_exporter
-	CGO_ENABLED=0 go build -o "$NIC" ./cmd/nic_exporter
-fi
-go build -o "$WORK/scalehost" ./bench/cmd/scalehost
+build_tools scalehost
 
 # nic_exporter runs its netdev, infiniband and ethtool collectors, like
 # node_exporter its netclass, infiniband and ethtool collectors.
-help=$("$NIC" --help 2>&1)
-NIC_FLAGS=()
-for c in $(grep -oE -- '--\[no-\]collector\.[a-z_]+ ' <<<"$help" | sed -E 's/.*collector\.([a-z_]+) /\1/'); do
-	case $c in
-	netdev | infiniband | ethtool) ;;
-	*) NIC_FLAGS+=("--no-collector.$c") ;;
-	esac
-done
+only_collectors netdev infiniband ethtool
+NIC_FLAGS=("${NIC_COLLECTOR_FLAGS[@]}")
 
-in_ns() { ip netns exec "$NS" "$@"; }
-
-# iface PREFIX I names interface I like a ConnectX port or an ENA interface.
-iface() {
-	if [ "$1" = mlx ]; then echo "enp$((16 + $2))s0np0"; else echo "ens$((5 + $2))"; fi
-}
-
-# setup_ns PORTS QUEUES PREFIX creates the namespace with PORTS veth
-# pairs, peers pr0, pr1, ...
-setup_ns() {
-	ip netns del "$NS" 2>/dev/null || true
-	ip netns add "$NS"
-	ip -n "$NS" link set lo up
-	local i name
-	for ((i = 0; i < $1; i++)); do
-		name=$(iface "$3" "$i")
-		ip -n "$NS" link add "$name" numtxqueues "$2" numrxqueues "$2" type veth \
-			peer name "pr$i" numtxqueues "$2" numrxqueues "$2"
-		ip -n "$NS" link set "$name" up
-		ip -n "$NS" link set "pr$i" up
-	done
-}
-
-# start_in_ns NAME CMD... starts CMD in the namespace with its output in
-# NAME.log. ip netns exec forks, so the shell it runs writes its own pid
-# and then becomes CMD.
-start_in_ns() {
-	local name=$1
-	shift
-	rm -f "$name.pid"
-	in_ns sh -c 'echo $$ >"$0.pid"; exec "$@"' "$name" "$@" >"$name.log" 2>&1 &
-	PIDS+=("$!")
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[ -s "$name.pid" ] && break
-		sleep 0.05
-	done
-	PIDS+=("$(cat "$name.pid")")
-}
-
-wait_ready() {
-	local i
-	for ((i = 0; i < 600; i++)); do
-		if in_ns curl -fsS -o /dev/null "$1" 2>/dev/null; then return 0; fi
-		sleep 0.2
-	done
-	echo "no answer from $1" >&2
-	return 1
-}
+ready() { wait_ready "$1" curl -fsS -o /dev/null; }
 
 # series URL counts the sample lines of a scrape.
 series() { in_ns curl -fsS "$1" | grep -vc '^#'; }
@@ -191,8 +88,7 @@ for spec in $HOSTS; do
 	IFS=: read -r host ports queues ib prefix <<<"$spec"
 	log "host $host: $ports ports x $queues queues, $ib InfiniBand ports"
 	setup_ns "$ports" "$queues" "$prefix"
-	names=""
-	for ((i = 0; i < ports; i++)); do names+="${names:+,}$(iface "$prefix" "$i")"; done
+	names=$(iface_list "$prefix" "$ports")
 	"$WORK/scalehost" -out "$WORK/host-$host" -size large -netdevs "$ports" -netdev-names "$names" \
 		-channels 64 -ib-ports "$ib" -ena 0 >/dev/null
 	include="$(iface "$prefix" 0 | sed -E 's/[0-9]+/[0-9]+/g')"
@@ -202,8 +98,8 @@ for spec in $HOSTS; do
 		--web.listen-address="$NE_ADDR" --log.level=warn
 	start_in_ns "$WORK/nic_exporter-$host" "$NIC" --path.sysfs="$WORK/host-$host/sys" "${NIC_FLAGS[@]}" \
 		--collector.ethtool.device-include="$include" --web.listen-address="$NIC_ADDR" --log.level=warn
-	wait_ready "http://$NE_ADDR/metrics"
-	wait_ready "http://$NIC_ADDR/readyz"
+	ready "http://$NE_ADDR/metrics"
+	ready "http://$NIC_ADDR/readyz"
 	sleep 6 # one poll of every collector at its 5 s interval
 	ne=$(series "http://$NE_ADDR/metrics")
 	def=$(series "http://$NIC_ADDR/metrics")
@@ -245,9 +141,9 @@ EOF
 		--web.listen-address="$RECV_ADDR" --web.enable-remote-write-receiver --log.level=warn
 	start_in_ns "$WORK/agent" prometheus --enable-feature=agent --config.file="$WORK/agent.yml" \
 		--storage.agent.path="$WORK/agent-data" --web.listen-address="$AGENT_ADDR" --log.level=warn
-	wait_ready "http://$PROM_ADDR/-/ready"
-	wait_ready "http://$AGENT_ADDR/-/ready"
-	wait_ready "http://$RECV_ADDR/-/ready"
+	ready "http://$PROM_ADDR/-/ready"
+	ready "http://$AGENT_ADDR/-/ready"
+	ready "http://$RECV_ADDR/-/ready"
 	log "Prometheus, agent and receiver up; warming up for $WARMUP s"
 	sleep "$WARMUP"
 	t0=$(date +%s)

@@ -54,6 +54,8 @@ type extraFlags struct {
 	ethtoolPerQueue    string
 	ethtoolNetns       string
 
+	netdevNetns string
+
 	kmsgPath      string
 	kmsgPathSet   bool
 	kmsgRulesFile string
@@ -98,7 +100,10 @@ func collectorSpecs() []collectorSpec {
 			help:            "interface state, statistics and PCIe link from sysfs.",
 			defaultInterval: "5s",
 			defaultTimeout:  "4s",
-			build:           buildNetdev,
+			flags: func(app *kingpin.Application, x *extraFlags) {
+				app.Flag("collector.netdev.netns", "Network namespace file (e.g. /run/netns/NAME or /proc/PID/ns/net) whose interfaces the netdev collector reads; empty means the exporter's own. Another namespace's interfaces have no sysfs directory here: their device (driver, PCIe) is found through rtnetlink, and their speed is left out.").StringVar(&x.netdevNetns)
+			},
+			build: buildNetdev,
 		},
 		{
 			name:            "infiniband",
@@ -199,7 +204,7 @@ func buildNetdev(_ *extraFlags, src *Sources, f collector.NameFilter, log *zap.L
 			return nil, fmt.Errorf("opening the netdev interface list: %w", err)
 		}
 	}
-	return netdev.New(netdev.Config{SysfsPath: src.SysfsPath, Filter: f, Links: links}, log), nil
+	return netdev.New(netdev.Config{SysfsPath: src.SysfsPath, Filter: f, Links: links, ForeignNamespace: src.NetdevForeign}, log), nil
 }
 
 func buildInfiniBand(_ *extraFlags, src *Sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {

@@ -115,10 +115,10 @@ func TestStalledScrapersFreeTheirSlots(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if v := sampleValue(body, `nic_exporter_scrapes_failed_total{reason="write_timeout"}`); v < slots {
+	if v := sampleValue(body, `nic_exporter_scrapes_failed_total{profile="default",reason="write_timeout"}`); v < slots {
 		t.Errorf("write timeouts counted: %v, want at least %d", v, slots)
 	}
-	if v := sampleValue(body, `nic_exporter_scrapes_failed_total{reason="rejected"}`); v < 1 {
+	if v := sampleValue(body, `nic_exporter_scrapes_failed_total{profile="default",reason="rejected"}`); v < 1 {
 		t.Errorf("rejected scrapes counted: %v, want at least 1", v)
 	}
 }

@@ -371,8 +371,9 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	reg.MustRegister(collector.NewSeriesBudget(snapshotters, o.seriesBudget, log.Named("budget")))
 	// The detail endpoint serves the detail parts of the same snapshots:
 	// no extra device reads. Its scrapes have their own concurrency bound
-	// and are not counted in the scrape self-metrics.
-	detail := scrape.NewHandler(sourcesList, scrape.Config{MaxConcurrent: o.maxRequests, WriteTimeout: o.writeTimeout, Detail: true}, log.Named("scrape.detail"))
+	// and are counted in the scrape self-metrics of /metrics, under
+	// profile="detail".
+	detail := scrape.NewHandler(sourcesList, scrape.Config{MaxConcurrent: o.maxRequests, WriteTimeout: o.writeTimeout, Detail: true, Stats: metrics.Stats()}, log.Named("scrape.detail"))
 
 	mux := http.NewServeMux()
 	mux.Handle(o.metricsPath, metrics)

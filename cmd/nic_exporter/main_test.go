@@ -165,6 +165,9 @@ var demoArgs = []string{"--demo", "--demo.elapsed=10m", "--demo.faults=pcie_degr
 var volatile = map[string]bool{
 	"nic_exporter_collector_poll_duration_seconds":          true,
 	"nic_exporter_collector_last_success_timestamp_seconds": true,
+	"nic_exporter_scrape_duration_seconds_bucket":           true,
+	"nic_exporter_scrape_duration_seconds_sum":              true,
+	"nic_exporter_scrape_duration_seconds_count":            true,
 }
 
 // normalize keeps the families a golden file can pin down: everything
@@ -364,6 +367,7 @@ func TestStartupErrors(t *testing.T) {
 		// of /dev/zero used to be read until memory ran out).
 		{[]string{"--collector.kmsg.rules-file=/dev/zero"}, "--collector.kmsg.rules-file: reading rules file: open /dev/zero: not a regular file (character device)", 1},
 		{[]string{"--collector.ethtool.netns=/proc/self/stat"}, "not a namespace file", 1},
+		{[]string{"--collector.netdev.netns=/proc/self/stat"}, "--collector.netdev.netns: network namespace /proc/self/stat: not a namespace file", 1},
 	}
 	for _, tt := range tests {
 		// A bound, so that an exporter that starts instead of refusing

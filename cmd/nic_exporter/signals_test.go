@@ -99,7 +99,7 @@ func TestSIGTERMDuringAStalledScrape(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	for i := 0; i < 2; i++ {
 		_, body := scrapeStatus(t, e.addr)
-		if n := sampleValue(body, "nic_exporter_scrapes_in_flight"); n < 2 { // the stalled scrape and this one
+		if n := sampleValue(body, `nic_exporter_scrapes_in_flight{profile="default"}`); n < 2 { // the stalled scrape and this one
 			t.Fatalf("scrapes in flight: %v, want the stalled one too", n)
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -137,6 +137,7 @@ func TestFIFOPathsDoNotHang(t *testing.T) {
 		{"--collector.kmsg.rules-file", "not a regular file (named pipe)", 1},
 		{"--collector.applog.rules-file", "not a regular file (named pipe)", 1},
 		{"--collector.ethtool.netns", "not a namespace file", 1},
+		{"--collector.netdev.netns", "not a namespace file", 1},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		out, err := exec.CommandContext(ctx, binary, "--web.listen-address=127.0.0.1:0", tt.flag+"="+fifo).CombinedOutput()

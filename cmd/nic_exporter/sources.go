@@ -27,6 +27,9 @@ type Sources struct {
 	// NetdevLinks opens the netdev collector's interface list: an
 	// rtnetlink dump on a host, the demo's sysfs tree on the demo host.
 	NetdevLinks func() (netdev.LinkSource, error)
+	// NetdevForeign says NetdevLinks reads another network namespace
+	// than the one SysfsPath shows (--collector.netdev.netns).
+	NetdevForeign bool
 	// ProcPath is the procfs mount point.
 	ProcPath string
 
@@ -70,14 +73,18 @@ func hostSources(o *options) *Sources {
 	return &Sources{
 		SysfsPath: o.sysfs,
 		NetdevLinks: func() (netdev.LinkSource, error) {
-			l, err := netdev.NewRtnlLinks("")
+			l, err := netdev.NewRtnlLinks(x.netdevNetns)
+			if err != nil && x.netdevNetns != "" {
+				return nil, fmt.Errorf("--collector.netdev.netns: %w", err)
+			}
 			if err != nil {
 				return nil, err
 			}
 			return l, nil
 		},
-		ProcPath: o.procfs,
-		VMADirs:  x.vmaDirs,
+		NetdevForeign: x.netdevNetns != "",
+		ProcPath:      o.procfs,
+		VMADirs:       x.vmaDirs,
 		Ethtool: func() (ethtool.Source, error) {
 			s, err := ethtoolioctl.New(x.ethtoolNetns)
 			if err != nil && x.ethtoolNetns != "" {

@@ -30,6 +30,12 @@ type Link struct {
 	// Stats are the fields of struct rtnl_link_stats64 in the order of
 	// rtnl.StatNames (and of netStats).
 	Stats [rtnl.NumStats]sysfs.Optional
+	// Address, ParentDev and ParentBus are the hardware address and the
+	// device behind the interface when the source knows them (rtnetlink;
+	// see rtnl.Link). Only interfaces of another network namespace use
+	// them (foreign.go); the others read sysfs.
+	Address              string
+	ParentDev, ParentBus string
 }
 
 // LinkSource lists the interfaces of a host.
@@ -100,6 +106,7 @@ func fromRtnl(l rtnl.Link) Link {
 	for i := range l.NStats {
 		out.Stats[i] = sysfs.Optional{V: float64(l.Stats[i]), OK: true}
 	}
+	out.Address, out.ParentDev, out.ParentBus = hwAddr(l.Address), l.ParentDev, l.ParentBus
 	return out
 }
 

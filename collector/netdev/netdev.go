@@ -30,6 +30,10 @@ type Config struct {
 	// RtnlLinks on a real host, nil for a SysfsLinks at SysfsPath (the
 	// demo host and fixture trees, which have no rtnetlink).
 	Links LinkSource
+	// ForeignNamespace says Links lists the interfaces of another network
+	// namespace than the one SysfsPath shows (see foreign.go): nothing
+	// is then read from SysfsPath.
+	ForeignNamespace bool
 }
 
 // Collector exports the kernel's view of network interfaces: operational
@@ -178,7 +182,7 @@ func (n *Collector) Update(ctx context.Context, p *collector.Poll) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ifc, identity, err := n.read(filepath.Join(root, l.Name), l, p)
+		ifc, identity, err := n.readIface(root, l, p)
 		if errors.Is(err, sysfs.ErrVanished) {
 			n.log.Debug("interface vanished during the poll", zap.String("device", l.Name))
 			continue

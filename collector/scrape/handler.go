@@ -57,6 +57,11 @@ type Config struct {
 	// /metrics does not, so a Prometheus job that scrapes both endpoints
 	// never stores a series twice and no sum over jobs counts one twice.
 	Detail bool
+	// Stats receives the handler's scrape self-metrics, under the label
+	// profile="detail" if Detail is set and profile="default" otherwise.
+	// Handlers that share one Stats are reported together by any of them
+	// (register one). Nil means a Stats of the handler's own.
+	Stats *Stats
 }
 
 // Reasons a scrape fails, as the label of nic_exporter_scrapes_failed_total.
@@ -83,12 +88,17 @@ const (
 var reasons = [...]string{failRejected: ReasonRejected, failWriteTimeout: ReasonWriteTimeout, failWriteError: ReasonWriteError}
 
 // Handler is the /metrics handler. It is also a prometheus.Collector of
-// its own metrics: scrapes in flight and failed scrapes by reason.
+// its Stats: scrapes in flight, failed scrapes by reason and scrape
+// durations of every handler that shares them.
 type Handler struct {
-	sources  []Source
-	cfg      Config
-	log      *zap.Logger
+	sources []Source
+	cfg     Config
+	log     *zap.Logger
+	profile string
+	// inflight counts this handler's scrapes being served, for
+	// MaxConcurrent and for Stats.
 	inflight atomic.Int64
+	duration prometheus.Observer
 	// tails shares a rendering of the exporter's own metrics, by format,
 	// among the scrapes that ask while it is rendered.
 	tails  singleflight.Group
@@ -98,8 +108,6 @@ type Handler struct {
 	logMu   sync.Mutex
 	logged  [len(reasons)]time.Time // when each reason was last logged
 	unnoted [len(reasons)]uint64    // failures not logged since
-
-	inflightDesc, failedDesc *prometheus.Desc
 }
 
 // NewHandler returns a handler that serves the snapshots of sources in
@@ -108,14 +116,21 @@ func NewHandler(sources []Source, cfg Config, log *zap.Logger) *Handler {
 	if cfg.LogInterval <= 0 {
 		cfg.LogInterval = time.Minute
 	}
-	return &Handler{
-		sources: sources, cfg: cfg, log: log, now: time.Now,
-		inflightDesc: prometheus.NewDesc("nic_exporter_scrapes_in_flight", "Scrapes of the metrics endpoint being served now, this one included.", nil, nil),
-		failedDesc: prometheus.NewDesc("nic_exporter_scrapes_failed_total",
-			"Scrapes of the metrics endpoint that did not deliver a whole answer, by reason: rejected (HTTP 503, --web.max-requests scrapes were in flight), write_timeout (the client did not read the answer within --web.write-timeout), write_error (the connection broke).",
-			[]string{"reason"}, nil),
+	if cfg.Stats == nil {
+		cfg.Stats = NewStats()
 	}
+	profile := ProfileDefault
+	if cfg.Detail {
+		profile = ProfileDetail
+	}
+	h := &Handler{sources: sources, cfg: cfg, log: log, now: time.Now, profile: profile}
+	h.duration = cfg.Stats.add(h)
+	return h
 }
+
+// Stats returns the Stats the handler reports to, for a handler of the
+// other profile to share.
+func (h *Handler) Stats() *Stats { return h.cfg.Stats }
 
 // Rejected returns the number of scrapes refused because MaxConcurrent
 // scrapes were already in flight.
@@ -132,19 +147,11 @@ func (h *Handler) Failed(reason string) uint64 {
 	return 0
 }
 
-// Describe implements prometheus.Collector.
-func (h *Handler) Describe(ch chan<- *prometheus.Desc) {
-	ch <- h.inflightDesc
-	ch <- h.failedDesc
-}
+// Describe implements prometheus.Collector for the handler's Stats.
+func (h *Handler) Describe(ch chan<- *prometheus.Desc) { h.cfg.Stats.Describe(ch) }
 
-// Collect implements prometheus.Collector.
-func (h *Handler) Collect(ch chan<- prometheus.Metric) {
-	ch <- prometheus.MustNewConstMetric(h.inflightDesc, prometheus.GaugeValue, float64(h.inflight.Load()))
-	for i, r := range reasons {
-		ch <- prometheus.MustNewConstMetric(h.failedDesc, prometheus.CounterValue, float64(h.failed[i].Load()), r)
-	}
-}
+// Collect implements prometheus.Collector for the handler's Stats.
+func (h *Handler) Collect(ch chan<- prometheus.Metric) { h.cfg.Stats.Collect(ch) }
 
 // fail counts a failed scrape and logs it, at most once per LogInterval
 // per reason.
@@ -160,7 +167,7 @@ func (h *Handler) fail(i int, r *http.Request, err error) {
 	unnoted := h.unnoted[i]
 	h.logged[i], h.unnoted[i] = now, 0
 	h.logMu.Unlock()
-	fields := []zap.Field{zap.String("reason", reasons[i]), zap.String("client", r.RemoteAddr)}
+	fields := []zap.Field{zap.String("reason", reasons[i]), zap.String("profile", h.profile), zap.String("client", r.RemoteAddr)}
 	if err != nil {
 		fields = append(fields, zap.Error(err))
 	}
@@ -192,9 +199,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.inflight.Add(-1)
+	start := h.now()
+	defer func() { h.duration.Observe(h.now().Sub(start).Seconds()) }()
 	if h.cfg.WriteTimeout > 0 {
 		// A client that stops reading must not hold its slot forever.
-		err := http.NewResponseController(w).SetWriteDeadline(h.now().Add(h.cfg.WriteTimeout))
+		err := http.NewResponseController(w).SetWriteDeadline(start.Add(h.cfg.WriteTimeout))
 		if err != nil && !errors.Is(err, http.ErrNotSupported) {
 			h.log.Debug("setting the scrape's write deadline failed", zap.Error(err))
 		}

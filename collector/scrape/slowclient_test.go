@@ -22,6 +22,12 @@ import (
 // block once the socket buffers are full.
 func stalledClient(t *testing.T, addr string) net.Conn {
 	t.Helper()
+	return stalledClientOf(t, addr, "/metrics")
+}
+
+// stalledClientOf is stalledClient for the given path.
+func stalledClientOf(t *testing.T, addr, path string) net.Conn {
+	t.Helper()
 	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
 		err := c.Control(func(fd uintptr) {
@@ -37,7 +43,7 @@ func stalledClient(t *testing.T, addr string) net.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	if _, err := io.WriteString(conn, "GET /metrics HTTP/1.1\r\nHost: exporter\r\n\r\n"); err != nil {
+	if _, err := io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: exporter\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
 	return conn

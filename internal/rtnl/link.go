@@ -66,6 +66,18 @@ type Link struct {
 	CarrierUp        uint32
 	CarrierDown      uint32
 
+	// Address is the hardware address (IFLA_ADDRESS); nil when the
+	// kernel sent none.
+	Address []byte
+
+	// ParentDev and ParentBus name the device the interface belongs to
+	// and its bus, as /sys/bus/<ParentBus>/devices/<ParentDev>
+	// (IFLA_PARENT_DEV_NAME and IFLA_PARENT_DEV_BUS_NAME, Linux 5.17):
+	// "0000:08:00.1" and "pci" for a PCI function, "virtio2" and
+	// "virtio" for virtio-net. Empty for virtual interfaces and on older
+	// kernels.
+	ParentDev, ParentBus string
+
 	// NStats is how many leading fields of Stats the kernel sent in
 	// IFLA_STATS64: 0 without that attribute, else minStats to NumStats.
 	NStats int
@@ -102,6 +114,14 @@ func ParseLink(b []byte) (Link, error) {
 		switch ad.Type() {
 		case iflaIfname:
 			l.Name = ad.String()
+		case iflaAddress:
+			if len(data) > 0 {
+				l.Address = append([]byte(nil), data...)
+			}
+		case iflaParentDevName:
+			l.ParentDev = ad.String()
+		case iflaParentDevBusName:
+			l.ParentBus = ad.String()
 		case iflaOperstate:
 			if len(data) >= 1 {
 				l.HasOperState, l.OperState = true, data[0]

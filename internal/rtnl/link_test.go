@@ -60,6 +60,9 @@ func TestParseLink(t *testing.T) {
 		msg: func(t *testing.T) []byte {
 			return ifinfomsg(t, 2, iffUp|iffRunning,
 				netlink.Attribute{Type: iflaIfname, Data: []byte("eth0\x00")},
+				netlink.Attribute{Type: iflaAddress, Data: []byte{0xfc, 0x4c, 0xea, 0xf9, 0x42, 0x35}},
+				netlink.Attribute{Type: iflaParentDevName, Data: []byte("0000:08:00.1\x00")},
+				netlink.Attribute{Type: iflaParentDevBusName, Data: []byte("pci\x00")},
 				netlink.Attribute{Type: iflaOperstate, Data: []byte{6}},
 				netlink.Attribute{Type: iflaMTU, Data: u32b(9000)},
 				netlink.Attribute{Type: iflaCarrier, Data: []byte{1}},
@@ -70,6 +73,8 @@ func TestParseLink(t *testing.T) {
 			)
 		},
 		want: Link{Index: 2, Name: "eth0", Flags: iffUp | iffRunning,
+			Address:   []byte{0xfc, 0x4c, 0xea, 0xf9, 0x42, 0x35},
+			ParentDev: "0000:08:00.1", ParentBus: "pci",
 			HasOperState: true, OperState: 6, HasMTU: true, MTU: 9000,
 			HasCarrier: true, Carrier: true, HasCarrierChanges: true, CarrierChanges: 5,
 			HasCarrierUpDown: true, CarrierUp: 3, CarrierDown: 2,

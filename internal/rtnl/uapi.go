@@ -11,6 +11,7 @@ const (
 
 	sizeofIfInfomsg = 16 // sizeof(struct ifinfomsg)
 
+	iflaAddress          = 1  // IFLA_ADDRESS
 	iflaIfname           = 3  // IFLA_IFNAME
 	iflaMTU              = 4  // IFLA_MTU
 	iflaOperstate        = 16 // IFLA_OPERSTATE
@@ -19,6 +20,8 @@ const (
 	iflaCarrierChanges   = 35 // IFLA_CARRIER_CHANGES
 	iflaCarrierUpCount   = 47 // IFLA_CARRIER_UP_COUNT
 	iflaCarrierDownCount = 48 // IFLA_CARRIER_DOWN_COUNT
+	iflaParentDevName    = 56 // IFLA_PARENT_DEV_NAME
+	iflaParentDevBusName = 57 // IFLA_PARENT_DEV_BUS_NAME
 
 	iffUp      = 0x1  // IFF_UP
 	iffRunning = 0x40 // IFF_RUNNING

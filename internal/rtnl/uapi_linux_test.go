@@ -16,6 +16,7 @@ func TestUAPIConstants(t *testing.T) {
 		{"RTM_NEWLINK", rtmNewlink, unix.RTM_NEWLINK},
 		{"RTM_GETLINK", rtmGetlink, unix.RTM_GETLINK},
 		{"SizeofIfInfomsg", sizeofIfInfomsg, unix.SizeofIfInfomsg},
+		{"IFLA_ADDRESS", iflaAddress, unix.IFLA_ADDRESS},
 		{"IFLA_IFNAME", iflaIfname, unix.IFLA_IFNAME},
 		{"IFLA_MTU", iflaMTU, unix.IFLA_MTU},
 		{"IFLA_OPERSTATE", iflaOperstate, unix.IFLA_OPERSTATE},
@@ -24,6 +25,8 @@ func TestUAPIConstants(t *testing.T) {
 		{"IFLA_CARRIER_CHANGES", iflaCarrierChanges, unix.IFLA_CARRIER_CHANGES},
 		{"IFLA_CARRIER_UP_COUNT", iflaCarrierUpCount, unix.IFLA_CARRIER_UP_COUNT},
 		{"IFLA_CARRIER_DOWN_COUNT", iflaCarrierDownCount, unix.IFLA_CARRIER_DOWN_COUNT},
+		{"IFLA_PARENT_DEV_NAME", iflaParentDevName, unix.IFLA_PARENT_DEV_NAME},
+		{"IFLA_PARENT_DEV_BUS_NAME", iflaParentDevBusName, unix.IFLA_PARENT_DEV_BUS_NAME},
 		{"IFF_UP", iffUp, unix.IFF_UP},
 		{"IFF_RUNNING", iffRunning, unix.IFF_RUNNING},
 	} {
