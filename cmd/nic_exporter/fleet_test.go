@@ -219,8 +219,8 @@ func TestSeriesBudgetExceeded(t *testing.T) {
 			if !strings.Contains(scrape, tt.wantExceeded+"\n") {
 				t.Errorf("scrape lacks %q", tt.wantExceeded)
 			}
-			if !strings.Contains(scrape, `nic_exporter_series{profile="detail"} 1706`) {
-				t.Errorf("scrape lacks the detail profile's series count 1706")
+			if !strings.Contains(scrape, `nic_exporter_series{profile="detail"} 1794`) {
+				t.Errorf("scrape lacks the detail profile's series count 1794")
 			}
 			e.get(t, "/metrics", nil) // a second scrape must not log again
 			logs := e.stderr.String()

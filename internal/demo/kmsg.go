@@ -72,13 +72,23 @@ var kmsgFaults = []logLines{
 			"3|mlx5_core 0000:08:00.1: mlx5_port_module_event:1131:(pid 0): Port module event[error]: module 1, Cable error, High Temperature",
 		}},
 	{fault: "pcie_aer", owned: true,
-		help: "the ConnectX-7 Ethernet function 0000:08:00.1 reports an uncorrectable (non-fatal) PCIe error",
+		help: "the ConnectX-7 Ethernet function 0000:08:00.1 reports an uncorrectable (non-fatal) PCIe error: a completion timeout, " +
+			"logged and counted in its aer_dev_nonfatal",
 		lines: []string{
 			"3|pcieport 0000:00:01.1: AER: Uncorrectable (Non-Fatal) error message received from 0000:08:00.1",
 			"3|mlx5_core 0000:08:00.1: PCIe Bus Error: severity=Uncorrectable (Non-Fatal), type=Transaction Layer, (Requester ID)",
 			"3|mlx5_core 0000:08:00.1:   device [15b3:1021] error status/mask=00004000/00000000",
 			"3|mlx5_core 0000:08:00.1:    [14] CmpltTO                (First)",
 		}},
+	// The netdev part's pcie_aer_corrected (aer.go): one report per burst
+	// of corrected errors, as the AER driver prints for several ERR_COR
+	// messages it handles at once.
+	{fault: "pcie_aer_corrected", every: aerCorrectedEvery, lines: []string{
+		"4|pcieport 0000:00:01.1: AER: Multiple Corrected error message received from 0000:08:00.1",
+		"4|mlx5_core 0000:08:00.1: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)",
+		"4|mlx5_core 0000:08:00.1:   device [15b3:1021] error status/mask=00000001/00000000",
+		"4|mlx5_core 0000:08:00.1:    [ 0] RxErr                  (First)",
+	}},
 	{fault: "ena_reg_read_timeout", owned: true,
 		help: "the ENA device stops answering register reads; the driver resets it",
 		lines: []string{
