@@ -53,11 +53,11 @@ soak:
 	$(GO) test -count=1 -run '^TestDemoSoak$$' -v ./cmd/nic_exporter
 
 # race runs the concurrent core (runner, cache, scrape handler) and the
-# collectors under the race detector. The kernel tests (Soft-RoCE, kmsg)
+# collectors under the race detector. The kernel tests (Soft-RoCE, kmsg, AER)
 # are left out: they boot a guest with a test binary built without -race,
 # and unit runs them already.
 race:
-	$(GO) test -race -count=1 -skip '^(TestSoftRoCE|TestKmsgKernel)$$' ./collector/...
+	$(GO) test -race -count=1 -skip '^(TestSoftRoCE|TestKmsgKernel|TestNetdevAERKernel)$$' ./collector/...
 
 # cross-build builds every package for the Linux servers the exporter runs
 # on and for darwin/arm64, where developers build and run the unit tests on

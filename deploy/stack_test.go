@@ -320,13 +320,14 @@ var faultAlerts = map[string]string{
 	"NICDevlinkReporterStuck":         "fw",
 	"NICDevlinkEvidenceCaptured":      "fw_fatal",
 	"NICKernelLogFirmwareError":       "fw_fatal",
-	"NICKernelLogPCIeUncorrectable":   "pcie_aer",
 	"NICTransceiverRxPowerLow":        "optic_degrading",
 	"NICTransceiverRxPowerLowAlarm":   "optic_degrading",
 	"NICPreFECBERHigh":                "optic_degrading",
 	"NICFECUncorrectableBlocks":       "optic_degrading",
 	"NICLinkDownWithReason":           "optic_degrading",
 	"NICPhyErrors":                    "optic_degrading",
+	"NICPCIeAERUncorrectable":         "pcie_aer",
+	"NICPCIeAERCorrectableHigh":       "pcie_aer_corrected",
 }
 
 // faultStart is when every fault begins on the faulty demo host: after
@@ -361,7 +362,8 @@ var quietAlerts = map[string]string{
 	"NICVMAStatsFilesRejected":              "the demo's statistics directory holds only the application's valid file",
 	"NICDevlinkTxRxErrors":                  "no demo fault breaks a tx or rx queue",
 	"NICKernelLogTxTimeout":                 "no demo fault logs a transmit timeout",
-	"NICKernelLogPCIeCorrected":             "no demo fault logs corrected PCIe errors (pcie_aer logs an uncorrectable one)",
+	"NICKernelLogPCIeCorrected":             "pcie_aer_corrected logs corrected errors of 0000:08:00.1, whose AER counters replace the log (NICPCIeAERCorrectableHigh)",
+	"NICKernelLogPCIeUncorrectable":         "pcie_aer logs an uncorrectable error of 0000:08:00.1, whose AER counters replace the log (NICPCIeAERUncorrectable)",
 	"NICKernelLogDeviceInitFailed":          "no demo fault fails a probe",
 	"NICKernelLogRDMAErrors":                "no demo fault logs RDMA asynchronous errors",
 	"NICKernelLogIOMMUFault":                "no demo fault logs an IOMMU fault",

@@ -80,6 +80,7 @@ type options struct {
 	demo           bool
 	demoFaults     string
 	demoElapsed    time.Duration
+	demoStart      string
 	shutdownGrace  time.Duration
 	errLogInterval time.Duration
 	collectors     []*collectorFlags
@@ -109,6 +110,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	app.Flag("demo", "Run the real collectors against the embedded reference host instead of this machine.").BoolVar(&o.demo)
 	app.Flag("demo.faults", "Documented faults to schedule on the demo host, as name@start or name@start-end, comma-separated, e.g. pcie_degraded@4m,link_flap@2m-3m. Known: "+joinFaults()+".").StringVar(&o.demoFaults)
 	app.Flag("demo.elapsed", "Freeze the demo clock at this time after the start (reproducible output).").DurationVar(&o.demoElapsed)
+	app.Flag("demo.start", "Wall-clock time (RFC 3339, e.g. 2026-11-25T10:00:00Z) the demo clock counts from instead of the exporter's start, so a restarted demo exporter continues the same host: faults, counters and kernel log records as if it had run all along.").StringVar(&o.demoStart)
 	for _, spec := range collectorSpecs() {
 		o.collectors = append(o.collectors, spec.addFlags(app, &o.extra))
 	}
@@ -160,8 +162,16 @@ func (o *options) check() error {
 	if o.maxRequests < 0 {
 		return fmt.Errorf("--web.max-requests must not be negative (0 means no limit), got %d", o.maxRequests)
 	}
-	if (o.demoFaults != "" || o.demoElapsed != 0) && !o.demo {
-		return errors.New("--demo.faults and --demo.elapsed need --demo")
+	if (o.demoFaults != "" || o.demoElapsed != 0 || o.demoStart != "") && !o.demo {
+		return errors.New("--demo.faults, --demo.elapsed and --demo.start need --demo")
+	}
+	if o.demoStart != "" {
+		if o.demoElapsed != 0 {
+			return errors.New("--demo.start and --demo.elapsed exclude each other: a frozen clock has a fixed start")
+		}
+		if _, err := time.Parse(time.RFC3339Nano, o.demoStart); err != nil {
+			return fmt.Errorf("--demo.start: want an RFC 3339 time such as 2026-11-25T10:00:00Z: %w", err)
+		}
 	}
 	if !o.demo {
 		if err := o.checkPaths(); err != nil {
@@ -307,7 +317,11 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	switch {
 	case o.demo:
 		var err error
-		host, err = demo.New(demo.Config{Faults: o.demoFaults, Elapsed: o.demoElapsed}, log.Named("demo"))
+		var start time.Time
+		if o.demoStart != "" {
+			start, _ = time.Parse(time.RFC3339Nano, o.demoStart) // checked in validate
+		}
+		host, err = demo.New(demo.Config{Faults: o.demoFaults, Elapsed: o.demoElapsed, Start: start}, log.Named("demo"))
 		if err != nil {
 			return err
 		}

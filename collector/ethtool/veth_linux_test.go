@@ -52,10 +52,11 @@ func newVethNet(t *testing.T, pairs []vethPair) *vethNet {
 	testenv.LookPath(t, "ip")
 	testenv.LookPath(t, "ethtool")
 	n := &vethNet{a: fmt.Sprintf("nicexp-eth-%d-a", os.Getpid()), b: fmt.Sprintf("nicexp-eth-%d-b", os.Getpid())}
-	run(t, "ip", "netns", "add", n.a)
+	// Registered before the adds, so a failed add leaves nothing either.
 	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", n.a).Run() })
-	run(t, "ip", "netns", "add", n.b)
 	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", n.b).Run() })
+	run(t, "ip", "netns", "add", n.a)
+	run(t, "ip", "netns", "add", n.b)
 	// Keep the namespaces quiet, so that only the test's datagrams move
 	// the counters while it compares them: no IPv6 (router solicitations,
 	// MLD reports) and static neighbours (no ARP).

@@ -1,6 +1,6 @@
 // Package netdev is the netdev collector: interface state, carrier, MTU,
 // speed, interface statistics, PCIe link speed and width against the
-// device's capability, and NUMA node.
+// device's capability, NUMA node and PCIe AER error counters.
 package netdev
 
 import (
@@ -166,6 +166,7 @@ type pciLink struct {
 	curSpeed, maxSpeed sysfs.Optional
 	curWidth, maxWidth sysfs.Optional
 	numa               sysfs.Optional
+	aer                []aerStats
 }
 
 // Update implements collector.Collector.
@@ -285,6 +286,7 @@ func (n *Collector) readPCI(devDir, identity string, p *collector.Poll) *pciLink
 			p.SourceError(filepath.Join(dir, "numa_node"), err)
 		}
 	}
+	link.aer = n.readAER(dir, identity, p)
 	return link
 }
 
@@ -318,5 +320,6 @@ func emitNetIface(p *collector.Poll, ifc *netIface) {
 			p.Add(pcieDegraded, collector.Bool(degraded), ifc.Name, l.address)
 		}
 		sysfs.AddOpt(p, pcieNUMA, l.numa, ifc.Name, l.address)
+		emitAER(p, ifc.Name, l.address, l.aer)
 	}
 }

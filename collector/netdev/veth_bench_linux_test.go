@@ -35,8 +35,9 @@ func vethHost(b testing.TB, pairs int) (netns, sysfsRoot string) {
 		}
 	}
 	ns := fmt.Sprintf("nicexp-ndb-%d", os.Getpid())
-	run("ip", "netns", "add", ns)
+	// Registered first, so a failed add leaves nothing either.
 	b.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	run("ip", "netns", "add", ns)
 	// No IPv6, so that only the test's packets move the counters.
 	run("ip", "netns", "exec", ns, "sh", "-c", "[ -d /proc/sys/net/ipv6 ] || exit 0; "+
 		"sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
@@ -53,8 +54,11 @@ func vethHost(b testing.TB, pairs int) (netns, sysfsRoot string) {
 	root := b.TempDir()
 	// nsenter enters only the network namespace: the mount lands in the
 	// test's mount namespace, and sysfs shows the mounter's interfaces.
+	b.Cleanup(func() {
+		// Only if the mount happened: umount of a plain directory fails.
+		_ = exec.Command("umount", "-l", root).Run()
+	})
 	run("nsenter", "--net=/run/netns/"+ns, "mount", "-t", "sysfs", "sysfs", root)
-	b.Cleanup(func() { _ = exec.Command("umount", "-l", root).Run() })
 	return "/run/netns/" + ns, root
 }
 

@@ -69,6 +69,9 @@
     preFECBER: 2.4e-5,  // pre-FEC bit error rate above this (a tenth of the 2.4e-4 RS(544,514) limit)...
     preFECBERFor: '5m',  // ...for this long.
 
+    // nic-pcie-aer.
+    pcieAERCorrectableErrors: 60,  // correctable AER errors of a function in an hour above this fire.
+
     // nic-logs.
     pcieCorrectedErrors: 5,  // corrected PCIe AER records in an hour above this fire.
   },

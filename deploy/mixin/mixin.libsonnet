@@ -31,6 +31,7 @@ local mixin =
   (import 'alerts/vma.libsonnet') +
   (import 'alerts/logs.libsonnet') +
   (import 'alerts/physical-layer.libsonnet') +
+  (import 'alerts/pcie-aer.libsonnet') +
   // Recording rule groups, in the order of rules.yml.
   (import 'rules/fleet.libsonnet') +
   (import 'rules/physical-layer.libsonnet');

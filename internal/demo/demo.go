@@ -32,6 +32,13 @@ type Config struct {
 	Elapsed time.Duration
 	// UpdateInterval is how often the files are rewritten; default 1 s.
 	UpdateInterval time.Duration
+	// Start, when not zero, is the wall-clock time the demo clock counts
+	// from, instead of the time New runs. A demo host restarted with the
+	// same Start is the same host further on in its day: faults scheduled
+	// before now have already begun, counters have their values, and the
+	// kernel log holds the same records, as a real host's ring buffer does
+	// when only the exporter restarts. It must not be in the future.
+	Start time.Time
 	// Now is the wall clock the demo clock runs on; nil means time.Now.
 	// Tests step it and call Update to walk the demo through a fault
 	// schedule without waiting.
@@ -181,6 +188,13 @@ func New(cfg Config, log *zap.Logger) (*Host, error) {
 		}
 	}
 	h.start = h.now()
+	if !cfg.Start.IsZero() {
+		if cfg.Start.After(h.start) {
+			h.Close()
+			return nil, fmt.Errorf("demo start %s is in the future", cfg.Start.Format(time.RFC3339))
+		}
+		h.start = cfg.Start
+	}
 	h.at.Store(h.start.UnixNano())
 	if err := h.Update(); err != nil {
 		h.Close()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sort"
 	"sync"
 	"syscall"
 	"time"
@@ -72,13 +73,23 @@ var kmsgFaults = []logLines{
 			"3|mlx5_core 0000:08:00.1: mlx5_port_module_event:1131:(pid 0): Port module event[error]: module 1, Cable error, High Temperature",
 		}},
 	{fault: "pcie_aer", owned: true,
-		help: "the ConnectX-7 Ethernet function 0000:08:00.1 reports an uncorrectable (non-fatal) PCIe error",
+		help: "the ConnectX-7 Ethernet function 0000:08:00.1 reports an uncorrectable (non-fatal) PCIe error: a completion timeout, " +
+			"logged and counted in its aer_dev_nonfatal",
 		lines: []string{
 			"3|pcieport 0000:00:01.1: AER: Uncorrectable (Non-Fatal) error message received from 0000:08:00.1",
 			"3|mlx5_core 0000:08:00.1: PCIe Bus Error: severity=Uncorrectable (Non-Fatal), type=Transaction Layer, (Requester ID)",
 			"3|mlx5_core 0000:08:00.1:   device [15b3:1021] error status/mask=00004000/00000000",
 			"3|mlx5_core 0000:08:00.1:    [14] CmpltTO                (First)",
 		}},
+	// The netdev part's pcie_aer_corrected (aer.go): one report per burst
+	// of corrected errors, as the AER driver prints for several ERR_COR
+	// messages it handles at once.
+	{fault: "pcie_aer_corrected", every: aerCorrectedEvery, lines: []string{
+		"4|pcieport 0000:00:01.1: AER: Multiple Corrected error message received from 0000:08:00.1",
+		"4|mlx5_core 0000:08:00.1: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)",
+		"4|mlx5_core 0000:08:00.1:   device [15b3:1021] error status/mask=00000001/00000000",
+		"4|mlx5_core 0000:08:00.1:    [ 0] RxErr                  (First)",
+	}},
 	{fault: "ena_reg_read_timeout", owned: true,
 		help: "the ENA device stops answering register reads; the driver resets it",
 		lines: []string{
@@ -160,7 +171,6 @@ func emit(h *Host, table []logLines, printed map[string]int, print func(string))
 }
 
 func (h *Host) updateKmsg() error {
-	since := demoUptime + h.Elapsed()
 	l := h.klog
 	l.mu.Lock()
 	if len(l.records) == 0 {
@@ -172,8 +182,56 @@ func (h *Host) updateKmsg() error {
 	}
 	printed := l.printed
 	l.mu.Unlock()
-	emit(h, kmsgFaults, printed, func(line string) { l.printk(line, since) })
+	for _, e := range kmsgDue(h, kmsgFaults, printed) {
+		for _, line := range e.lines {
+			l.printk(line, demoUptime+e.at)
+		}
+	}
 	return nil
+}
+
+// emission is one printing of a fault's log lines at demo time at.
+type emission struct {
+	at    time.Duration
+	lines []string
+}
+
+// kmsgDue returns the printings of table's faults that are due by the
+// demo clock and not yet in printed, in the order of their times: each
+// scheduled fault prints its lines when it starts, and every "every" from
+// then while it lasts. Each printing carries the time it was due, not the
+// time of the update that finds it, so a demo host started late (a
+// restarted exporter with Config.Start) writes the same records, with the
+// same timestamps, as one that ran all along. printed counts the printings
+// per schedule entry and table row.
+func kmsgDue(h *Host, table []logLines, printed map[string]int) []emission {
+	t := h.Elapsed()
+	var out []emission
+	for i, f := range h.faults {
+		if t < f.Start {
+			continue
+		}
+		span := t - f.Start
+		if f.End != 0 && f.End < t {
+			span = f.End - f.Start
+		}
+		for j, row := range table {
+			if row.fault != f.Name {
+				continue
+			}
+			due := 1
+			if row.every > 0 {
+				due += int(span / row.every)
+			}
+			key := fmt.Sprintf("%d/%d", i, j)
+			for k := printed[key]; k < due; k++ {
+				out = append(out, emission{at: f.Start + time.Duration(k)*row.every, lines: row.lines})
+			}
+			printed[key] = due
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].at < out[b].at })
+	return out
 }
 
 // BootTime is the wall-clock time the demo host's kernel log timestamps

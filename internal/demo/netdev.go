@@ -17,6 +17,8 @@ var netdevPart = part{
 		"pcie_degraded": "the ConnectX-7 Ethernet port's PCIe link retrains at x8 instead of x16",
 		"link_down":     "the ConnectX-7 Ethernet port loses its carrier while administratively up",
 		"link_flap":     "the ConnectX-7 Ethernet port flaps: two carrier changes every 10 s",
+		"pcie_aer_corrected": "the ConnectX-7 Ethernet function 0000:08:00.1 sends bursts of 30 correctable PCIe errors (receiver errors) every 10 s; " +
+			"its aer_dev_correctable counters rise and the kernel logs one report per burst",
 	},
 	update: (*Host).updateNetdev,
 }
@@ -58,6 +60,10 @@ func (h *Host) updateNetdev() error {
 				return err
 			}
 		}
+	}
+
+	if err := h.updateAER(); err != nil {
+		return err
 	}
 
 	eth := ethDev + "/net/enp8s0f1np1"

@@ -27,8 +27,8 @@ func TestVeth(t *testing.T) {
 	testenv.Root(t)
 	testenv.LookPath(t, "ip")
 	ns := fmt.Sprintf("nicexp-ethnl-%d", os.Getpid())
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() }) // before the add: nothing stays if it fails
 	run(t, "ip", "netns", "add", ns)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
 	run(t, "ip", "-n", ns, "link", "add", "nl0", "type", "veth", "peer", "name", "nl1")
 
 	c, err := ethtoolnl.New(ethtoolnl.Config{Netns: "/run/netns/" + ns}, zaptest.NewLogger(t))

@@ -43,8 +43,8 @@ func newNet(t testing.TB, extra int) (a, b string) {
 	a = fmt.Sprintf("nicexp-rtnl-%d-a", os.Getpid())
 	b = fmt.Sprintf("nicexp-rtnl-%d-b", os.Getpid())
 	for _, ns := range []string{a, b} {
+		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() }) // before the add: nothing stays if it fails
 		run(t, "ip", "netns", "add", ns)
-		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
 		run(t, "ip", "netns", "exec", ns, "sh", "-c", "[ -d /proc/sys/net/ipv6 ] || exit 0; "+
 			"sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
 		run(t, "ip", "-n", ns, "link", "set", "lo", "up")

@@ -6,8 +6,13 @@
 // same labels. Each alert covers the events of one condition; the
 // runbook section lists them with the log rules' own subsections. With
 // --collector.kmsg.replay (the default) a restarted exporter counts the
-// records still in the kernel buffer again, and these alerts fire again
-// for them (see docs/runbooks.md).
+// records still in the kernel buffer again, with the same totals, so the
+// series continue; the "new series" branch compares last_over_time() over
+// 5 minutes with the window before, so a restart shorter than 5 minutes
+// (during which the series are stale) neither resolves nor re-fires an
+// alert (deploy/restart_test.go; see docs/runbooks.md). The two PCIe AER
+// alerts stay silent for a function whose AER counters the exporter reads:
+// nic-pcie-aer alerts on those instead.
 {
   prometheusAlerts+:: {
     groups+: [
@@ -18,7 +23,7 @@
             alert: 'NICKernelLogFirmwareError',
             expr: |||
               increase(nic_kernel_log_events_total{event=~"mlx5_fw_fatal_error|mlx5_fw_syndrome|mlx5_health_compromised|mlx5_pci_slot_unavailable|mlx5_health_recovery_failed|mlx5_crdump_failed", %(nicExporterSelector)s}[15m]) > 0
-              or (nic_kernel_log_events_total{event=~"mlx5_fw_fatal_error|mlx5_fw_syndrome|mlx5_health_compromised|mlx5_pci_slot_unavailable|mlx5_health_recovery_failed|mlx5_crdump_failed", %(nicExporterSelector)s} unless nic_kernel_log_events_total{event=~"mlx5_fw_fatal_error|mlx5_fw_syndrome|mlx5_health_compromised|mlx5_pci_slot_unavailable|mlx5_health_recovery_failed|mlx5_crdump_failed", %(nicExporterSelector)s} offset 15m) + 0
+              or (last_over_time(nic_kernel_log_events_total{event=~"mlx5_fw_fatal_error|mlx5_fw_syndrome|mlx5_health_compromised|mlx5_pci_slot_unavailable|mlx5_health_recovery_failed|mlx5_crdump_failed", %(nicExporterSelector)s}[5m]) unless last_over_time(nic_kernel_log_events_total{event=~"mlx5_fw_fatal_error|mlx5_fw_syndrome|mlx5_health_compromised|mlx5_pci_slot_unavailable|mlx5_health_recovery_failed|mlx5_crdump_failed", %(nicExporterSelector)s}[15m] offset 15m)) + 0
             ||| % $._config,
             'for': '0m',
             // The mlx5 device label is the PCI address; pci_address is what
@@ -33,7 +38,7 @@
             alert: 'NICKernelLogCommandErrors',
             expr: |||
               increase(nic_kernel_log_events_total{event=~"mlx5_cmd_timeout|mlx5_cmd_no_completion|mlx5_cmd_bad_resource_state|mlx5_cmd_failed|mlx5_exec_cmd_failed|mlx5_cmd_out_of_resources|mlx5_cmd_alloc_entry_failed|mlx5_cmd_recovered_after_timeout|mlx5_cmd_eq_recovered", %(nicExporterSelector)s}[15m]) > 0
-              or (nic_kernel_log_events_total{event=~"mlx5_cmd_timeout|mlx5_cmd_no_completion|mlx5_cmd_bad_resource_state|mlx5_cmd_failed|mlx5_exec_cmd_failed|mlx5_cmd_out_of_resources|mlx5_cmd_alloc_entry_failed|mlx5_cmd_recovered_after_timeout|mlx5_cmd_eq_recovered", %(nicExporterSelector)s} unless nic_kernel_log_events_total{event=~"mlx5_cmd_timeout|mlx5_cmd_no_completion|mlx5_cmd_bad_resource_state|mlx5_cmd_failed|mlx5_exec_cmd_failed|mlx5_cmd_out_of_resources|mlx5_cmd_alloc_entry_failed|mlx5_cmd_recovered_after_timeout|mlx5_cmd_eq_recovered", %(nicExporterSelector)s} offset 15m) + 0
+              or (last_over_time(nic_kernel_log_events_total{event=~"mlx5_cmd_timeout|mlx5_cmd_no_completion|mlx5_cmd_bad_resource_state|mlx5_cmd_failed|mlx5_exec_cmd_failed|mlx5_cmd_out_of_resources|mlx5_cmd_alloc_entry_failed|mlx5_cmd_recovered_after_timeout|mlx5_cmd_eq_recovered", %(nicExporterSelector)s}[5m]) unless last_over_time(nic_kernel_log_events_total{event=~"mlx5_cmd_timeout|mlx5_cmd_no_completion|mlx5_cmd_bad_resource_state|mlx5_cmd_failed|mlx5_exec_cmd_failed|mlx5_cmd_out_of_resources|mlx5_cmd_alloc_entry_failed|mlx5_cmd_recovered_after_timeout|mlx5_cmd_eq_recovered", %(nicExporterSelector)s}[15m] offset 15m)) + 0
             ||| % $._config,
             'for': '0m',
             // The mlx5 device label is the PCI address; pci_address is what
@@ -48,7 +53,7 @@
             alert: 'NICKernelLogCQErrors',
             expr: |||
               increase(nic_kernel_log_events_total{event=~"mlx5_cq_overrun|mlx5_cq_error|mlx5_ib_cq_unexpected_event", %(nicExporterSelector)s}[15m]) > 0
-              or (nic_kernel_log_events_total{event=~"mlx5_cq_overrun|mlx5_cq_error|mlx5_ib_cq_unexpected_event", %(nicExporterSelector)s} unless nic_kernel_log_events_total{event=~"mlx5_cq_overrun|mlx5_cq_error|mlx5_ib_cq_unexpected_event", %(nicExporterSelector)s} offset 15m) + 0
+              or (last_over_time(nic_kernel_log_events_total{event=~"mlx5_cq_overrun|mlx5_cq_error|mlx5_ib_cq_unexpected_event", %(nicExporterSelector)s}[5m]) unless last_over_time(nic_kernel_log_events_total{event=~"mlx5_cq_overrun|mlx5_cq_error|mlx5_ib_cq_unexpected_event", %(nicExporterSelector)s}[15m] offset 15m)) + 0
             ||| % $._config,
             'for': '0m',
             // The mlx5 device label is the PCI address; pci_address is what
@@ -63,7 +68,7 @@
             alert: 'NICKernelLogHardwareEvent',
             expr: |||
               increase(nic_kernel_log_events_total{event=~"mlx5_port_module_error|mlx5_insufficient_power|mlx5_high_temperature", %(nicExporterSelector)s}[15m]) > 0
-              or (nic_kernel_log_events_total{event=~"mlx5_port_module_error|mlx5_insufficient_power|mlx5_high_temperature", %(nicExporterSelector)s} unless nic_kernel_log_events_total{event=~"mlx5_port_module_error|mlx5_insufficient_power|mlx5_high_temperature", %(nicExporterSelector)s} offset 15m) + 0
+              or (last_over_time(nic_kernel_log_events_total{event=~"mlx5_port_module_error|mlx5_insufficient_power|mlx5_high_temperature", %(nicExporterSelector)s}[5m]) unless last_over_time(nic_kernel_log_events_total{event=~"mlx5_port_module_error|mlx5_insufficient_power|mlx5_high_temperature", %(nicExporterSelector)s}[15m] offset 15m)) + 0
             ||| % $._config,
             'for': '0m',
             labels: { severity: 'warning' },
@@ -76,7 +81,7 @@
             alert: 'NICKernelLogTxTimeout',
             expr: |||
               increase(nic_kernel_log_events_total{event=~"mlx5e_tx_timeout|netdev_watchdog|ena_tx_not_completed_on_time", %(nicExporterSelector)s}[15m]) > 0
-              or (nic_kernel_log_events_total{event=~"mlx5e_tx_timeout|netdev_watchdog|ena_tx_not_completed_on_time", %(nicExporterSelector)s} unless nic_kernel_log_events_total{event=~"mlx5e_tx_timeout|netdev_watchdog|ena_tx_not_completed_on_time", %(nicExporterSelector)s} offset 15m) + 0
+              or (last_over_time(nic_kernel_log_events_total{event=~"mlx5e_tx_timeout|netdev_watchdog|ena_tx_not_completed_on_time", %(nicExporterSelector)s}[5m]) unless last_over_time(nic_kernel_log_events_total{event=~"mlx5e_tx_timeout|netdev_watchdog|ena_tx_not_completed_on_time", %(nicExporterSelector)s}[15m] offset 15m)) + 0
             ||| % $._config,
             'for': '0m',
             labels: { severity: 'warning' },
@@ -89,7 +94,7 @@
             alert: 'NICKernelLogENAReset',
             expr: |||
               increase(nic_kernel_log_events_total{event=~"ena_keep_alive_timeout|ena_reset_triggered|ena_reg_read_timeout|ena_reset_reg_read_timeout|ena_missing_tx_completions|ena_reset_failed", %(nicExporterSelector)s}[15m]) > 0
-              or (nic_kernel_log_events_total{event=~"ena_keep_alive_timeout|ena_reset_triggered|ena_reg_read_timeout|ena_reset_reg_read_timeout|ena_missing_tx_completions|ena_reset_failed", %(nicExporterSelector)s} unless nic_kernel_log_events_total{event=~"ena_keep_alive_timeout|ena_reset_triggered|ena_reg_read_timeout|ena_reset_reg_read_timeout|ena_missing_tx_completions|ena_reset_failed", %(nicExporterSelector)s} offset 15m) + 0
+              or (last_over_time(nic_kernel_log_events_total{event=~"ena_keep_alive_timeout|ena_reset_triggered|ena_reg_read_timeout|ena_reset_reg_read_timeout|ena_missing_tx_completions|ena_reset_failed", %(nicExporterSelector)s}[5m]) unless last_over_time(nic_kernel_log_events_total{event=~"ena_keep_alive_timeout|ena_reset_triggered|ena_reg_read_timeout|ena_reset_reg_read_timeout|ena_missing_tx_completions|ena_reset_failed", %(nicExporterSelector)s}[15m] offset 15m)) + 0
             ||| % $._config,
             'for': '0m',
             labels: { severity: 'warning' },
@@ -101,8 +106,11 @@
           {
             alert: 'NICKernelLogPCIeUncorrectable',
             expr: |||
-              increase(nic_kernel_log_events_total{event=~"pcie_aer_fatal|pcie_aer_nonfatal", %(nicExporterSelector)s}[15m]) > 0
-              or (nic_kernel_log_events_total{event=~"pcie_aer_fatal|pcie_aer_nonfatal", %(nicExporterSelector)s} unless nic_kernel_log_events_total{event=~"pcie_aer_fatal|pcie_aer_nonfatal", %(nicExporterSelector)s} offset 15m) + 0
+              (
+                increase(nic_kernel_log_events_total{event=~"pcie_aer_fatal|pcie_aer_nonfatal", %(nicExporterSelector)s}[15m]) > 0
+                or (last_over_time(nic_kernel_log_events_total{event=~"pcie_aer_fatal|pcie_aer_nonfatal", %(nicExporterSelector)s}[5m]) unless last_over_time(nic_kernel_log_events_total{event=~"pcie_aer_fatal|pcie_aer_nonfatal", %(nicExporterSelector)s}[15m] offset 15m)) + 0
+              )
+              unless on (instance, device) label_replace(nic_pcie_aer_errors_total{%(nicExporterSelector)s}, "device", "$1", "pci_address", "(.+)")
             ||| % $._config,
             'for': '0m',
             labels: { severity: 'warning' },
@@ -114,8 +122,11 @@
           {
             alert: 'NICKernelLogPCIeCorrected',
             expr: |||
-              increase(nic_kernel_log_events_total{event=~"pcie_aer_corrected", %(nicExporterSelector)s}[1h]) > %(pcieCorrectedErrors)s
-              or (nic_kernel_log_events_total{event=~"pcie_aer_corrected", %(nicExporterSelector)s} unless nic_kernel_log_events_total{event=~"pcie_aer_corrected", %(nicExporterSelector)s} offset 1h) + 0 > %(pcieCorrectedErrors)s
+              (
+                increase(nic_kernel_log_events_total{event=~"pcie_aer_corrected", %(nicExporterSelector)s}[1h]) > %(pcieCorrectedErrors)s
+                or (last_over_time(nic_kernel_log_events_total{event=~"pcie_aer_corrected", %(nicExporterSelector)s}[5m]) unless last_over_time(nic_kernel_log_events_total{event=~"pcie_aer_corrected", %(nicExporterSelector)s}[1h] offset 1h)) + 0 > %(pcieCorrectedErrors)s
+              )
+              unless on (instance, device) label_replace(nic_pcie_aer_errors_total{%(nicExporterSelector)s}, "device", "$1", "pci_address", "(.+)")
             ||| % $._config,
             'for': '0m',
             labels: { severity: 'warning' },
@@ -128,7 +139,7 @@
             alert: 'NICKernelLogDeviceInitFailed',
             expr: |||
               increase(nic_kernel_log_events_total{event=~"mlx5_probe_failed|mlx5_irq_request_failed", %(nicExporterSelector)s}[15m]) > 0
-              or (nic_kernel_log_events_total{event=~"mlx5_probe_failed|mlx5_irq_request_failed", %(nicExporterSelector)s} unless nic_kernel_log_events_total{event=~"mlx5_probe_failed|mlx5_irq_request_failed", %(nicExporterSelector)s} offset 15m) + 0
+              or (last_over_time(nic_kernel_log_events_total{event=~"mlx5_probe_failed|mlx5_irq_request_failed", %(nicExporterSelector)s}[5m]) unless last_over_time(nic_kernel_log_events_total{event=~"mlx5_probe_failed|mlx5_irq_request_failed", %(nicExporterSelector)s}[15m] offset 15m)) + 0
             ||| % $._config,
             'for': '0m',
             labels: { severity: 'warning' },
@@ -141,7 +152,7 @@
             alert: 'NICKernelLogRDMAErrors',
             expr: |||
               increase(nic_kernel_log_events_total{event=~"ib_mad_qp_fatal_error|irdma_abnormal_async_event", %(nicExporterSelector)s}[15m]) > 0
-              or (nic_kernel_log_events_total{event=~"ib_mad_qp_fatal_error|irdma_abnormal_async_event", %(nicExporterSelector)s} unless nic_kernel_log_events_total{event=~"ib_mad_qp_fatal_error|irdma_abnormal_async_event", %(nicExporterSelector)s} offset 15m) + 0
+              or (last_over_time(nic_kernel_log_events_total{event=~"ib_mad_qp_fatal_error|irdma_abnormal_async_event", %(nicExporterSelector)s}[5m]) unless last_over_time(nic_kernel_log_events_total{event=~"ib_mad_qp_fatal_error|irdma_abnormal_async_event", %(nicExporterSelector)s}[15m] offset 15m)) + 0
             ||| % $._config,
             'for': '0m',
             labels: { severity: 'warning' },
@@ -154,7 +165,7 @@
             alert: 'NICKernelLogIOMMUFault',
             expr: |||
               increase(nic_kernel_log_events_total{event=~"iommu_page_fault", %(nicExporterSelector)s}[15m]) > 0
-              or (nic_kernel_log_events_total{event=~"iommu_page_fault", %(nicExporterSelector)s} unless nic_kernel_log_events_total{event=~"iommu_page_fault", %(nicExporterSelector)s} offset 15m) + 0
+              or (last_over_time(nic_kernel_log_events_total{event=~"iommu_page_fault", %(nicExporterSelector)s}[5m]) unless last_over_time(nic_kernel_log_events_total{event=~"iommu_page_fault", %(nicExporterSelector)s}[15m] offset 15m)) + 0
             ||| % $._config,
             'for': '0m',
             labels: { severity: 'warning' },
@@ -167,7 +178,7 @@
             alert: 'NICAppLogVMAErrors',
             expr: |||
               increase(nic_app_log_events_total{event=~"vma_no_supported_devices|vma_buffer_pool_alloc_failed|vma_rx_buffers_exhausted|vma_ring_alloc_failed|vma_socket_create_failed|vma_igmp_join_failed|vma_memlock_limit|vma_hugepages_unavailable|vma_daemon_unreachable|vma_not_offloaded|vma_preload_failed", %(nicExporterSelector)s}[15m]) > 0
-              or (nic_app_log_events_total{event=~"vma_no_supported_devices|vma_buffer_pool_alloc_failed|vma_rx_buffers_exhausted|vma_ring_alloc_failed|vma_socket_create_failed|vma_igmp_join_failed|vma_memlock_limit|vma_hugepages_unavailable|vma_daemon_unreachable|vma_not_offloaded|vma_preload_failed", %(nicExporterSelector)s} unless nic_app_log_events_total{event=~"vma_no_supported_devices|vma_buffer_pool_alloc_failed|vma_rx_buffers_exhausted|vma_ring_alloc_failed|vma_socket_create_failed|vma_igmp_join_failed|vma_memlock_limit|vma_hugepages_unavailable|vma_daemon_unreachable|vma_not_offloaded|vma_preload_failed", %(nicExporterSelector)s} offset 15m) + 0
+              or (last_over_time(nic_app_log_events_total{event=~"vma_no_supported_devices|vma_buffer_pool_alloc_failed|vma_rx_buffers_exhausted|vma_ring_alloc_failed|vma_socket_create_failed|vma_igmp_join_failed|vma_memlock_limit|vma_hugepages_unavailable|vma_daemon_unreachable|vma_not_offloaded|vma_preload_failed", %(nicExporterSelector)s}[5m]) unless last_over_time(nic_app_log_events_total{event=~"vma_no_supported_devices|vma_buffer_pool_alloc_failed|vma_rx_buffers_exhausted|vma_ring_alloc_failed|vma_socket_create_failed|vma_igmp_join_failed|vma_memlock_limit|vma_hugepages_unavailable|vma_daemon_unreachable|vma_not_offloaded|vma_preload_failed", %(nicExporterSelector)s}[15m] offset 15m)) + 0
             ||| % $._config,
             'for': '0m',
             labels: { severity: 'warning' },

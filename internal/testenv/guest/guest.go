@@ -88,6 +88,11 @@ type Config struct {
 	Timeout time.Duration
 	// MemoryMB is the guest's memory; 1024 when zero.
 	MemoryMB int
+	// QemuArgs are extra qemu arguments, appended to the command line:
+	// a machine type and emulated devices, for example "-machine", "q35",
+	// "-device", "pcie-root-port,id=rp1,chassis=1", "-device",
+	// "e1000e,bus=rp1" for a PCIe function with an AER capability.
+	QemuArgs []string
 }
 
 // Result is the outcome of one boot.
@@ -333,12 +338,13 @@ func boot(k *Kernel, initrd, dir string, cfg Config) (*Result, error) {
 	output := filepath.Join(dir, "output.log")
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "qemu-system-x86_64",
+	args := []string{
 		"-accel", "tcg", "-m", strconv.Itoa(mem), "-smp", "2",
 		"-display", "none", "-monitor", "none", "-no-reboot", "-nic", "none",
-		"-serial", "file:"+console, "-serial", "file:"+output,
+		"-serial", "file:" + console, "-serial", "file:" + output,
 		"-kernel", k.Vmlinux, "-initrd", initrd,
-		"-append", "console=ttyS0 panic=-1 quiet rdinit=/init "+cmdlineMarker)
+		"-append", "console=ttyS0 panic=-1 quiet rdinit=/init " + cmdlineMarker}
+	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", append(args, cfg.QemuArgs...)...)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	start := time.Now()
