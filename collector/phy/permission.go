@@ -12,6 +12,11 @@ import (
 
 // IsPermission reports whether err says the exporter lacks a privilege
 // for an operation (EPERM or EACCES): for module memory, CAP_NET_ADMIN.
+// Generic netlink checks GENL_UNS_ADMIN_PERM before the request reaches
+// ethtool (net/netlink/genetlink.c, genl_family_rcv_msg), and dev_ethtool
+// checks CAP_NET_ADMIN before the driver's operations, so without the
+// capability every interface answers EPERM, with or without a module or
+// module support; EOPNOTSUPP comes only from a kernel without the command.
 func IsPermission(err error) bool {
 	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) || errors.Is(err, fs.ErrPermission)
 }
@@ -46,7 +51,8 @@ func (c *Collector) denied(d *device, op string, err error, now time.Time, r *re
 	c.deniedLogged[op] = true
 	if op == opModule {
 		c.log.Warn("reading pluggable module (transceiver) memory is not permitted: the transceiver series and the NICTransceiver alerts are absent; "+
-			"grant "+moduleGrant+". Logged once; other devices are refused alike",
+			"grant "+moduleGrant+". The kernel checks the capability before it asks the driver, so interfaces without a module are refused too. "+
+			"Logged once; other devices are refused alike",
 			append(fields, zap.String("needs", "CAP_NET_ADMIN"))...)
 		return
 	}
