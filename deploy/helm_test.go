@@ -76,9 +76,9 @@ func helmRun(args ...string) ([]byte, error) {
 }
 
 // allOptIns are the values that turn on every opt-in: VMA, the kernel
-// log, devlink capture, TLS, the ServiceMonitor and the PrometheusRule.
+// log, devlink capture, transceivers, TLS, the ServiceMonitor and the PrometheusRule.
 var allOptIns = []string{
-	"vma.enabled=true", "kernelLog.enabled=true", "devlinkCapture.enabled=true",
+	"vma.enabled=true", "kernelLog.enabled=true", "devlinkCapture.enabled=true", "transceivers.enabled=true",
 	"webConfig.enabled=true", "serviceMonitor.enabled=true", "prometheusRule.enabled=true",
 }
 
@@ -258,6 +258,7 @@ func TestHelmOptIns(t *testing.T) {
 		{"kernelLog.enabled=true", wantKernelLog},
 		{"devlinkCapture.enabled=true", wantDevlinkCapture},
 		{"webConfig.enabled=true", wantTLS},
+		{"transceivers.enabled=true", wantTransceivers},
 		{"serviceMonitor.enabled=true", func(*privileges) {}},
 		{"prometheusRule.enabled=true", func(*privileges) {}},
 	} {
@@ -272,8 +273,24 @@ func TestHelmOptIns(t *testing.T) {
 		})
 	}
 
+	// Helm and kustomize agree on transceivers alone and with devlink
+	// capture (NET_ADMIN once in both).
+	for _, tc := range []struct {
+		set        []string
+		components []string
+	}{
+		{[]string{"transceivers.enabled=true"}, []string{transceiversComponent}},
+		{[]string{"transceivers.enabled=true", "devlinkCapture.enabled=true"}, []string{devlinkCaptureComponent, transceiversComponent}},
+	} {
+		h := privilegesOf(t, helmTemplate(t, tc.set...).daemonSet)
+		k := privilegesOf(t, renderWithComponents(t, tc.components...).daemonSet)
+		if diff := cmp.Diff(k, h); diff != "" {
+			t.Errorf("%v: the chart's DaemonSet differs from kustomize's with %v (-kustomize +helm):\n%s", tc.set, tc.components, diff)
+		}
+	}
+
 	r := helmTemplate(t, allOptIns...)
-	k := renderWithComponents(t, vmaComponent, kernelLogComponent, devlinkCaptureComponent, tlsComponent)
+	k := renderWithComponents(t, vmaComponent, kernelLogComponent, devlinkCaptureComponent, transceiversComponent, tlsComponent)
 	if diff := cmp.Diff(privilegesOf(t, k.daemonSet), privilegesOf(t, r.daemonSet)); diff != "" {
 		t.Errorf("every opt-in: the chart's DaemonSet differs from kustomize's with every component (-kustomize +helm):\n%s", diff)
 	}
@@ -360,6 +377,9 @@ func TestHelmValues(t *testing.T) {
 		{"vma.enabled=true", "collectors.vma.enabled=false"},
 		{"kernelLog.enabled=true", "collectors.kmsg.enabled=false"},
 		{"devlinkCapture.enabled=true", "collectors.devlink.enabled=false"},
+		{"transceivers.enabled=true", "collectors.phy.enabled=false"},
+		{"transceivers.enabled=yes"},
+		{"transceivers.enable=true"},
 		{"collectors.vma.flags.stats-dir=/tmp"},
 		{"collectors.netdev.enabeld=false"},
 		{"kernellog.enabled=true"},

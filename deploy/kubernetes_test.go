@@ -32,7 +32,9 @@ const (
 	// devlinkCaptureComponent adds the evidence capture directory.
 	devlinkCaptureComponent = "kubernetes/components/devlink-capture"
 	detailComponent         = "kubernetes/components/detail-scrape"
-	prometheusRuleFile      = "kubernetes/prometheusrule.yaml"
+	// transceiversComponent grants the module EEPROM reads.
+	transceiversComponent = "kubernetes/components/transceivers"
+	prometheusRuleFile    = "kubernetes/prometheusrule.yaml"
 )
 
 // rendered is the output of a kustomization, each object strictly decoded
@@ -264,7 +266,15 @@ func TestKustomizeComponents(t *testing.T) {
 		{[]string{devlinkCaptureComponent}, wantDevlinkCapture},
 		{[]string{tlsComponent}, wantTLS},
 		{[]string{detailComponent}, func(*privileges) {}},
-		{[]string{vmaComponent, kernelLogComponent, devlinkCaptureComponent, tlsComponent}, func(p *privileges) {
+		{[]string{transceiversComponent}, wantTransceivers},
+		// Either order: NET_ADMIN once, whichever grants it first.
+		{[]string{transceiversComponent, devlinkCaptureComponent}, wantDevlinkCaptureAndTransceivers},
+		{[]string{devlinkCaptureComponent, transceiversComponent}, wantDevlinkCaptureAndTransceivers},
+		{[]string{vmaComponent, transceiversComponent}, func(p *privileges) {
+			wantVMA(p)
+			wantTransceivers(p)
+		}},
+		{[]string{vmaComponent, kernelLogComponent, devlinkCaptureComponent, transceiversComponent, tlsComponent}, func(p *privileges) {
 			wantVMA(p)
 			wantKernelLog(p)
 			wantDevlinkCapture(p)

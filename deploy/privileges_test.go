@@ -188,6 +188,18 @@ func wantDevlinkCapture(p *privileges) {
 	p.addArgs("--collector.devlink.capture-dir=/var/lib/nic_exporter/captures")
 }
 
+// wantTransceivers is the transceivers component: root with NET_ADMIN
+// only (module EEPROM reads are admin-only), no mount, no argument.
+func wantTransceivers(p *privileges) {
+	p.asRoot()
+	p.addCapabilities("NET_ADMIN")
+}
+
+// wantDevlinkCaptureAndTransceivers is both: NET_ADMIN appears once.
+func wantDevlinkCaptureAndTransceivers(p *privileges) {
+	wantDevlinkCapture(p)
+}
+
 // wantTLS is the tls component: the web config Secret, no privilege.
 func wantTLS(p *privileges) {
 	p.Secrets = append(p.Secrets, "nic-exporter-web-config")

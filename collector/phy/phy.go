@@ -40,8 +40,9 @@ type Config struct {
 	// Between reads the last decoded values are exported again.
 	ModuleInterval time.Duration
 	// UnsupportedRetry is how long an operation the driver answered
-	// EOPNOTSUPP is not asked again (unless the interface's index or
-	// driver changes first); default one hour.
+	// EOPNOTSUPP, or the kernel refused with EPERM or EACCES, is not
+	// asked again (unless the interface's index or driver changes
+	// first); default one hour.
 	UnsupportedRetry time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -66,12 +67,15 @@ type Collector struct {
 	stats   StatsSource  // nil when the source has no standard counters
 	modules ModuleSource // nil when the source reads no module memory
 	devs    map[string]*device
+	// deniedLogged holds the operations whose refusal for lack of a
+	// privilege was logged: once per process (see denied).
+	deniedLogged map[string]bool
 }
 
 // device is what the collector remembers of one interface.
 type device struct {
 	iface       Interface
-	unsupported map[string]time.Time // operation -> when EOPNOTSUPP was seen
+	unsupported map[string]time.Time // operation -> when EOPNOTSUPP, EPERM or EACCES was seen
 	// Module state: when the memory was last read (successfully or not),
 	// the last decoded module (nil: none, or the last read failed) and
 	// when that succeeded.
@@ -95,7 +99,7 @@ func New(cfg Config, log *zap.Logger) (*Collector, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	c := &Collector{cfg: cfg, log: log, devs: make(map[string]*device)}
+	c := &Collector{cfg: cfg, log: log, devs: make(map[string]*device), deniedLogged: make(map[string]bool)}
 	c.stats, _ = cfg.Source.(StatsSource)
 	c.modules, _ = cfg.Source.(ModuleSource)
 	return c, nil
@@ -115,10 +119,12 @@ type reading struct {
 	errs  []opError // source errors, reported after the reads
 }
 
-// opError is the source error of one operation.
+// opError is the source error of one operation. logged says the
+// collector has logged it already: it is only counted.
 type opError struct {
-	op  string
-	err error
+	op     string
+	err    error
+	logged bool
 }
 
 // Update implements collector.Collector.
@@ -154,6 +160,10 @@ func (c *Collector) Update(ctx context.Context, p *collector.Poll) error {
 		seen[ifc.Name] = true
 		devices++
 		for _, e := range r.errs {
+			if e.logged {
+				p.CountSourceError(e.err)
+				continue
+			}
 			p.SourceError("phy "+ifc.Name+" "+e.op, e.err)
 		}
 		c.emit(p, d, r)
@@ -182,8 +192,9 @@ func (c *Collector) supported(d *device, op string, now time.Time) bool {
 }
 
 // check classifies the error of one read: nil and EOPNOTSUPP (remembered)
-// are no error; gone says the interface went away; anything else is a
-// source error for r.
+// are no error; EPERM and EACCES are remembered like EOPNOTSUPP and
+// reported once (denied); gone says the interface went away; anything
+// else is a source error for r.
 func (c *Collector) check(d *device, op string, err error, now time.Time, r *reading) (ok, gone bool) {
 	switch {
 	case err == nil:
@@ -193,10 +204,13 @@ func (c *Collector) check(d *device, op string, err error, now time.Time, r *rea
 		c.log.Debug("driver does not support the operation; not asked again for a while",
 			zap.String("device", d.iface.Name), zap.String("driver", d.iface.Driver), zap.String("operation", op), zap.Duration("retry", c.cfg.UnsupportedRetry))
 		return false, false
+	case IsPermission(err):
+		c.denied(d, op, err, now, r)
+		return false, false
 	case sysfs.IsNotExist(err):
 		return false, true
 	default:
-		r.errs = append(r.errs, opError{op, fmt.Errorf("%s of %s: %w", op, d.iface.Name, err)})
+		r.errs = append(r.errs, opError{op: op, err: fmt.Errorf("%s of %s: %w", op, d.iface.Name, err)})
 		return false, false
 	}
 }
@@ -266,7 +280,7 @@ func (c *Collector) decode(d *device, mem *sff.Memory, now time.Time, r *reading
 		c.log.Debug("no module in the cage, or not fully inserted", zap.String("device", d.iface.Name))
 		return
 	case err != nil:
-		r.errs = append(r.errs, opError{opModule, fmt.Errorf("decoding the module memory of %s: %w: %w", d.iface.Name, collector.ErrParse, err)})
+		r.errs = append(r.errs, opError{op: opModule, err: fmt.Errorf("decoding the module memory of %s: %w: %w", d.iface.Name, collector.ErrParse, err)})
 		return
 	}
 	if w := strings.Join(mod.Warnings, "; "); w != d.warnings {

@@ -45,16 +45,17 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 capability, which a non-root container cannot use (Kubernetes sets no
 ambient capabilities). */}}
 {{- define "nic-exporter.root" -}}
-{{- if or .Values.vma.enabled .Values.kernelLog.enabled .Values.devlinkCapture.enabled -}}true{{- end -}}
+{{- if or .Values.vma.enabled .Values.kernelLog.enabled .Values.devlinkCapture.enabled .Values.transceivers.enabled -}}true{{- end -}}
 {{- end -}}
 
-{{/* The capabilities the opt-ins add, as a YAML list. */}}
+{{/* The capabilities the opt-ins add, as a YAML list, each once:
+devlinkCapture and transceivers both need NET_ADMIN. */}}
 {{- define "nic-exporter.capabilities" -}}
 {{- $caps := list -}}
 {{- if .Values.vma.enabled -}}{{- $caps = concat $caps (list "DAC_OVERRIDE" "SYS_PTRACE") -}}{{- end -}}
 {{- if .Values.kernelLog.enabled -}}{{- $caps = append $caps "SYSLOG" -}}{{- end -}}
-{{- if .Values.devlinkCapture.enabled -}}{{- $caps = append $caps "NET_ADMIN" -}}{{- end -}}
-{{- toJson $caps -}}
+{{- if or .Values.devlinkCapture.enabled .Values.transceivers.enabled -}}{{- $caps = append $caps "NET_ADMIN" -}}{{- end -}}
+{{- toJson (uniq $caps) -}}
 {{- end -}}
 
 {{/* The exporter's arguments. The defaults give the kustomize base's. */}}
@@ -98,6 +99,9 @@ ambient capabilities). */}}
 {{- end -}}
 {{- if and .Values.devlinkCapture.enabled (not .Values.collectors.devlink.enabled) -}}
 {{- fail "devlinkCapture.enabled needs collectors.devlink.enabled" -}}
+{{- end -}}
+{{- if and .Values.transceivers.enabled (not .Values.collectors.phy.enabled) -}}
+{{- fail "transceivers.enabled needs collectors.phy.enabled: it grants the phy collector's module reads" -}}
 {{- end -}}
 {{- range $name, $c := .Values.collectors -}}
 {{- if or (hasKey $c.flags "stats-dir") (hasKey $c.flags "files") (hasKey $c.flags "capture-dir") (hasKey $c.flags "path") -}}
