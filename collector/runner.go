@@ -64,6 +64,9 @@ type Runner struct {
 	builder    *exposition.Builder // reused by polls; replaced when a poll is abandoned with it
 	lastRender func(p *Poll)       // latest render function from an event
 	lastErr    string
+	// lastErrText is lastErr for Status, which other goroutines call:
+	// the failed poll's error text, nil after a success.
+	lastErrText atomic.Pointer[string]
 }
 
 // NewRunner returns a Runner for c.
@@ -115,6 +118,9 @@ type Status struct {
 	// SkippedPolls counts the polls not started because MaxStuck polls
 	// were stuck.
 	SkippedPolls uint64
+	// LastError is the error of the last poll if it failed, "" if it
+	// succeeded (or none ran yet). It is the text the log shows once.
+	LastError string
 }
 
 // Status returns the collector's current state.
@@ -138,6 +144,9 @@ func (r *Runner) Status() Status {
 	}
 	if ns := r.lastSuccess.Load(); ns != 0 {
 		st.LastSuccess = time.Unix(0, ns)
+	}
+	if e := r.lastErrText.Load(); e != nil {
+		st.LastError = *e
 	}
 	return st
 }
@@ -286,6 +295,7 @@ func (r *Runner) succeed(start time.Time, snap *exposition.Snapshot) {
 	r.lastSuccess.Store(now.UnixNano())
 	r.up.Store(true)
 	r.polls.Add(1)
+	r.lastErrText.Store(nil)
 	if r.lastErr != "" {
 		r.log.Info("poll succeeds again")
 		r.lastErr = ""
@@ -303,7 +313,9 @@ func (r *Runner) fail(start time.Time, err error) {
 // logFailure logs a failure once per distinct message; the self-metrics
 // carry every occurrence.
 func (r *Runner) logFailure(err error) {
-	if msg := err.Error(); msg != r.lastErr {
+	msg := err.Error()
+	r.lastErrText.Store(&msg)
+	if msg != r.lastErr {
 		r.lastErr = msg
 		r.log.Error("poll failed; keeping the last good snapshot", zap.Error(err))
 	}

@@ -61,13 +61,14 @@ func TestRunnerPollOutcomes(t *testing.T) {
 		wantAbsent bool
 		wantValue  string // sample line expected in the final snapshot, "" for none
 		wantFails  uint64
+		wantErr    string // substring of Status().LastError; "" for none
 	}{
-		{"success", []func(context.Context, *Poll) error{emit(1)}, []bool{true}, false, `nic_test_value{device="eth0"} 1`, 0},
-		{"failure keeps last good snapshot", []func(context.Context, *Poll) error{emit(1), fail(syscall.EACCES)}, []bool{true, false}, false, `nic_test_value{device="eth0"} 1`, 1},
-		{"recovery publishes new snapshot", []func(context.Context, *Poll) error{emit(1), fail(errors.New("kernel error")), emit(2)}, []bool{true, false, true}, false, `nic_test_value{device="eth0"} 2`, 1},
-		{"absent source is up without series", []func(context.Context, *Poll) error{fail(fmt.Errorf("no devices: %w", ErrNoSource))}, []bool{true}, true, "", 0},
-		{"source disappearing clears series", []func(context.Context, *Poll) error{emit(1), fail(ErrNoSource)}, []bool{true, true}, true, "", 0},
-		{"timeout keeps last good snapshot", []func(context.Context, *Poll) error{emit(3), hang}, []bool{true, false}, false, `nic_test_value{device="eth0"} 3`, 1},
+		{"success", []func(context.Context, *Poll) error{emit(1)}, []bool{true}, false, `nic_test_value{device="eth0"} 1`, 0, ""},
+		{"failure keeps last good snapshot", []func(context.Context, *Poll) error{emit(1), fail(syscall.EACCES)}, []bool{true, false}, false, `nic_test_value{device="eth0"} 1`, 1, "permission denied"},
+		{"recovery publishes new snapshot", []func(context.Context, *Poll) error{emit(1), fail(errors.New("kernel error")), emit(2)}, []bool{true, false, true}, false, `nic_test_value{device="eth0"} 2`, 1, ""},
+		{"absent source is up without series", []func(context.Context, *Poll) error{fail(fmt.Errorf("no devices: %w", ErrNoSource))}, []bool{true}, true, "", 0, ""},
+		{"source disappearing clears series", []func(context.Context, *Poll) error{emit(1), fail(ErrNoSource)}, []bool{true, true}, true, "", 0, ""},
+		{"timeout keeps last good snapshot", []func(context.Context, *Poll) error{emit(3), hang}, []bool{true, false}, false, `nic_test_value{device="eth0"} 3`, 1, "timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,6 +86,9 @@ func TestRunnerPollOutcomes(t *testing.T) {
 			}
 			if st.Failures != tt.wantFails {
 				t.Errorf("failures = %d, want %d", st.Failures, tt.wantFails)
+			}
+			if tt.wantErr == "" && st.LastError != "" || !strings.Contains(st.LastError, tt.wantErr) {
+				t.Errorf("last error = %q, want %q", st.LastError, tt.wantErr)
 			}
 			if st.Polls != uint64(len(tt.wantUp)) || !st.PollingComplete {
 				t.Errorf("polls = %d, complete = %v", st.Polls, st.PollingComplete)

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/exporter-toolkit/web"
 
@@ -54,6 +55,7 @@ type statusRow struct {
 	LastDuration            string
 	Polls, Failures         uint64
 	Errors                  string
+	LastError               string
 }
 
 var statusTable = template.Must(template.New("status").Parse(`<h2>Collectors</h2>
@@ -63,9 +65,9 @@ table.collectors th, table.collectors td { border: 1px solid #ccc; padding: 0.2e
 td.up { color: #1a7f37; } td.down, td.stuck { color: #cf222e; font-weight: bold; } td.absent, td.waiting { color: #6e7781; }
 </style>
 <table class="collectors">
-<tr><th>Collector</th><th>State</th><th>Devices</th><th>Series</th><th>Last successful poll</th><th>Last poll took</th><th>Polls</th><th>Failed polls</th><th>Source errors (reason: count)</th></tr>
-{{range .}}<tr><td>{{.Name}}</td><td class="{{.StateClass}}">{{.State}}</td><td>{{.Devices}}</td><td>{{.Series}}</td><td>{{.LastSuccess}}</td><td>{{.LastDuration}}</td><td>{{.Polls}}</td><td>{{.Failures}}</td><td>{{.Errors}}</td></tr>
-{{else}}<tr><td colspan="9">no collector enabled</td></tr>
+<tr><th>Collector</th><th>State</th><th>Devices</th><th>Series</th><th>Last successful poll</th><th>Last poll took</th><th>Polls</th><th>Failed polls</th><th>Source errors (reason: count)</th><th>Last poll error</th></tr>
+{{range .}}<tr><td>{{.Name}}</td><td class="{{.StateClass}}">{{.State}}</td><td>{{.Devices}}</td><td>{{.Series}}</td><td>{{.LastSuccess}}</td><td>{{.LastDuration}}</td><td>{{.Polls}}</td><td>{{.Failures}}</td><td>{{.Errors}}</td><td>{{.LastError}}</td></tr>
+{{else}}<tr><td colspan="10">no collector enabled</td></tr>
 {{end}}</table>
 <p>The same state as the <code>nic_exporter_collector_*</code> self-metrics; the log has each distinct poll error once.</p>
 `))
@@ -99,6 +101,7 @@ func (p *statusPage) rows() []statusRow {
 			errs = append(errs, fmt.Sprintf("%s: %d", e.Reason, e.Count))
 		}
 		r.Errors = strings.Join(errs, ", ")
+		r.LastError = truncate(s.LastError, maxErrorText)
 		out = append(out, r)
 	}
 	return out
@@ -131,4 +134,21 @@ func runnerStatuses(runners []*collector.Runner) func() []collector.Status {
 		}
 		return out
 	}
+}
+
+// maxErrorText bounds the error text a row shows: poll errors name files
+// and devices, and a page must stay readable with many collectors down.
+const maxErrorText = 200
+
+// truncate returns s cut to at most n bytes at a rune boundary, with an
+// ellipsis when it was cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

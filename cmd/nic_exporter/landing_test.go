@@ -80,7 +80,8 @@ func TestStatusPageRows(t *testing.T) {
 	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	statuses := []collector.Status{
 		{Name: "good", Up: true, PollingComplete: true, Polls: 3, Devices: 2, Series: 40, LastSuccess: now.Add(-5 * time.Second), LastDuration: 1500 * time.Microsecond},
-		{Name: "failing", PollingComplete: true, Polls: 2, Failures: 1, LastSuccess: now.Add(-time.Minute), SourceErrors: []collector.ReasonCount{{Reason: "permission", Count: 4}, {Reason: "timeout", Count: 1}}},
+		{Name: "failing", PollingComplete: true, Polls: 2, Failures: 1, LastSuccess: now.Add(-time.Minute), SourceErrors: []collector.ReasonCount{{Reason: "permission", Count: 4}, {Reason: "timeout", Count: 1}}, LastError: "reading /sys/class/infiniband: <permission denied>"},
+		{Name: "verbose", PollingComplete: true, Polls: 1, Failures: 1, LastError: strings.Repeat("é", 150)},
 		{Name: "absent", Up: true, Absent: true, PollingComplete: true, Polls: 1, LastSuccess: now},
 		{Name: "fifo", Up: true, PollingComplete: true, Stuck: 2, Polls: 1},
 		{Name: "new"},
@@ -94,8 +95,9 @@ func TestStatusPageRows(t *testing.T) {
 		name string
 		want string
 	}{
-		{"good", `<tr><td>good</td><td class="up">up</td><td>2</td><td>40</td><td>2026-11-25T09:59:55Z (5s ago)</td><td>1.5ms</td><td>3</td><td>0</td><td></td></tr>`},
-		{"failing", `<tr><td>failing</td><td class="down">down (last poll failed)</td><td>0</td><td>0</td><td>2026-11-25T09:59:00Z (1m0s ago)</td><td>0s</td><td>2</td><td>1</td><td>permission: 4, timeout: 1</td></tr>`},
+		{"good", `<tr><td>good</td><td class="up">up</td><td>2</td><td>40</td><td>2026-11-25T09:59:55Z (5s ago)</td><td>1.5ms</td><td>3</td><td>0</td><td></td><td></td></tr>`},
+		{"failing", `<tr><td>failing</td><td class="down">down (last poll failed)</td><td>0</td><td>0</td><td>2026-11-25T09:59:00Z (1m0s ago)</td><td>0s</td><td>2</td><td>1</td><td>permission: 4, timeout: 1</td><td>reading /sys/class/infiniband: &lt;permission denied&gt;</td></tr>`},
+		{"verbose", `<td>` + strings.Repeat("é", 100) + `…</td></tr>`},
 		{"absent", `<tr><td>absent</td><td class="absent">source absent on this host</td>`},
 		{"fifo", `<tr><td>fifo</td><td class="stuck">stuck (2 polls past their timeout)</td><td>0</td><td>0</td><td>never</td>`},
 		{"new", `<tr><td>new</td><td class="waiting">waiting for the first poll</td><td>0</td><td>0</td><td>never</td><td>-</td>`},
