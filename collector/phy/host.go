@@ -234,6 +234,9 @@ func fecFrom(f ethtoolnl.FEC) FEC {
 	out.CorrectedBlocks = conv(f.Corrected)
 	out.UncorrectableBlocks = conv(f.Uncorrectable)
 	out.CorrectedBits = conv(f.CorrectedBits)
+	for _, b := range f.Hist {
+		out.Hist = append(out.Hist, FECHistBin{Low: b.Low, High: b.High, Codewords: b.Value})
+	}
 	return out
 }
 

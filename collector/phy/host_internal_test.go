@@ -30,8 +30,10 @@ func TestConversions(t *testing.T) {
 		}
 	}
 	rs := ethtoolnl.FECRS
-	f := fecFrom(ethtoolnl.FEC{Active: &rs, Corrected: &ethtoolnl.FECStat{Total: 3, Lanes: []uint64{1, 2}}})
-	if f.Mode != "rs" || f.CorrectedBlocks.Total != 3 || !reflect.DeepEqual(f.CorrectedBlocks.Lanes, []uint64{1, 2}) || f.UncorrectableBlocks != nil {
+	f := fecFrom(ethtoolnl.FEC{Active: &rs, Corrected: &ethtoolnl.FECStat{Total: 3, Lanes: []uint64{1, 2}},
+		Hist: []ethtoolnl.FECHistBin{{Low: 0, High: 0, Value: 10, Lanes: []uint64{5, 5}}, {Low: 1, High: 3, Value: 2}}})
+	if f.Mode != "rs" || f.CorrectedBlocks.Total != 3 || !reflect.DeepEqual(f.CorrectedBlocks.Lanes, []uint64{1, 2}) || f.UncorrectableBlocks != nil ||
+		!reflect.DeepEqual(f.Hist, []FECHistBin{{0, 0, 10}, {1, 3, 2}}) {
 		t.Errorf("fecFrom = %+v", f)
 	}
 	got := statsFrom(ethtoolnl.Stats{

@@ -310,6 +310,9 @@ func (c *Collector) emit(p *collector.Poll, d *device, r reading) {
 		fecCounter(p, name, f.CorrectedBlocks, phyFECCorrected, phyFECLaneCorrected)
 		fecCounter(p, name, f.UncorrectableBlocks, phyFECUncorrectable, phyFECLaneUncorrectable)
 		fecCounter(p, name, f.CorrectedBits, phyFECBits, phyFECLaneBits)
+		for _, b := range f.Hist {
+			p.Add(phyFECHist, float64(b.Codewords), name, binLabel(b))
+		}
 	}
 	if s := r.stats; s != nil {
 		for _, sc := range s.Counters {
@@ -323,6 +326,15 @@ func (c *Collector) emit(p *collector.Poll, d *device, r reading) {
 		emitModule(p, name, d.module)
 		p.Add(trLastRead, float64(d.moduleRead.UnixNano())/1e9, name)
 	}
+}
+
+// binLabel names a FEC histogram bin: "3" for a bin of one value, "4-7"
+// for a range.
+func binLabel(b FECHistBin) string {
+	if b.Low == b.High {
+		return strconv.FormatUint(uint64(b.Low), 10)
+	}
+	return strconv.FormatUint(uint64(b.Low), 10) + "-" + strconv.FormatUint(uint64(b.High), 10)
 }
 
 // fecCounter adds one FEC counter: the total, and each lane as a detail

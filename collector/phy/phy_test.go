@@ -30,7 +30,9 @@ func fixture(t testing.TB) *fake {
 			fec: phy.FEC{Mode: "rs",
 				CorrectedBlocks:     rsLanes(1200, 300, 301, 299, 300),
 				UncorrectableBlocks: rsLanes(0, 0, 0, 0, 0),
-				CorrectedBits:       rsLanes(1500, 380, 370, 375, 375)},
+				CorrectedBits:       rsLanes(1500, 380, 370, 375, 375),
+				Hist: []phy.FECHistBin{{Low: 0, High: 0, Codewords: 987654321}, {Low: 1, High: 1, Codewords: 1100},
+					{Low: 2, High: 3, Codewords: 95}, {Low: 4, High: 15, Codewords: 5}}},
 			stats: phy.Stats{Counters: []phy.StatCounter{
 				{Group: "eth-phy", Name: "SymbolErrorDuringCarrier", Value: 7},
 				{Group: "eth-mac", Name: "FramesReceivedOK", Value: 123456},
@@ -91,7 +93,21 @@ func TestGoldenScrape(t *testing.T) {
 	golden(t, "scrape.prom", snap.String())
 	golden(t, "scrape_detail.prom", snap.Detail().String())
 
+	// The FEC histogram is detail only, one series per bin.
+	d := series(t, snap.Detail().String())
+	for key, want := range map[string]float64{
+		`nic_phy_fec_histogram_codewords_total{device="eth0",errors="0"}`:    987654321,
+		`nic_phy_fec_histogram_codewords_total{device="eth0",errors="2-3"}`:  95,
+		`nic_phy_fec_histogram_codewords_total{device="eth0",errors="4-15"}`: 5,
+	} {
+		if got, ok := d[key]; !ok || got != want {
+			t.Errorf("detail %s = %v (present %v), want %v", key, got, ok, want)
+		}
+	}
 	s := series(t, snap.String())
+	if len(withPrefix(s, "nic_phy_fec_histogram_")) != 0 {
+		t.Errorf("the FEC histogram is in the default scrape: %v", withPrefix(s, "nic_phy_fec_histogram_"))
+	}
 	for key, want := range map[string]float64{
 		`nic_phy_link_down_reason{device="eth3",reason="no_cable",substate=""}`: 1,
 		`nic_phy_link_down_events_total{device="eth0"}`:                         3,

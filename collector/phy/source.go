@@ -80,6 +80,16 @@ type FEC struct {
 	CorrectedBlocks     *FECCounter
 	UncorrectableBlocks *FECCounter
 	CorrectedBits       *FECCounter
+	// Hist is the FEC histogram (Linux 6.13+, drivers that keep one):
+	// codewords counted by how many errors the FEC corrected in each.
+	Hist []FECHistBin
+}
+
+// FECHistBin is one bin of the FEC histogram: the codewords received
+// with Low to High (inclusive) corrected errors each.
+type FECHistBin struct {
+	Low, High uint32
+	Codewords uint64
 }
 
 // FECCounter is one FEC counter: the total and, when the driver reports

@@ -287,7 +287,33 @@ func (s demoPhySource) FEC(name string) (phy.FEC, error) {
 		CorrectedBlocks:     &phy.FECCounter{Total: blocks, Lanes: laneBlocks},
 		UncorrectableBlocks: &phy.FECCounter{Total: uint64(acc.uncorr), Lanes: laneUncorr},
 		CorrectedBits:       &phy.FECCounter{Total: bits, Lanes: laneBits},
+		Hist:                fecHist(opticBitRate*up, blocks, uint64(acc.corrBits/bitsPerBlock), uint64(acc.uncorr)),
 	}, nil
+}
+
+// codewordBits is the length of an RS(544,514) codeword: 544 symbols of
+// 10 bits.
+const codewordBits = 5440
+
+// fecHist returns the FEC histogram of a link that received bits, with
+// blocks corrected codewords of which faulty came from the optic_degrading
+// fault, and uncorr uncorrectable ones: the codewords without errors, and
+// the corrected ones by corrected symbols, the healthy ones mostly single
+// errors, the fault's shifted towards more errors per codeword. The bins
+// sum to the codewords received.
+func fecHist(bits float64, blocks, faulty, uncorr uint64) []phy.FECHistBin {
+	codewords := uint64(bits / codewordBits)
+	healthy := blocks - min(faulty, blocks)
+	one := healthy*3/4 + faulty*3/10
+	two := healthy/5 + faulty*4/10
+	more := blocks - one - two
+	zero := codewords - min(codewords, blocks+uncorr)
+	return []phy.FECHistBin{
+		{Low: 0, High: 0, Codewords: zero},
+		{Low: 1, High: 1, Codewords: one},
+		{Low: 2, High: 2, Codewords: two},
+		{Low: 3, High: 15, Codewords: more},
+	}
 }
 
 func (s demoPhySource) Stats(name string) (phy.Stats, error) {
