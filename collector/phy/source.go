@@ -80,7 +80,7 @@ type FEC struct {
 	CorrectedBlocks     *FECCounter
 	UncorrectableBlocks *FECCounter
 	CorrectedBits       *FECCounter
-	// Hist is the FEC histogram (Linux 6.13+, drivers that keep one):
+	// Hist is the FEC histogram (ETHTOOL_A_FEC_STAT_HIST, where reported):
 	// codewords counted by how many errors the FEC corrected in each.
 	Hist []FECHistBin
 }
