@@ -11,8 +11,9 @@
 // 5 minutes with the window before, so a restart shorter than 5 minutes
 // (during which the series are stale) neither resolves nor re-fires an
 // alert (deploy/restart_test.go; see docs/runbooks.md). The two PCIe AER
-// alerts stay silent for a function whose AER counters the exporter reads:
-// nic-pcie-aer alerts on those instead.
+// alerts stay silent for a function whose AER counters the exporter read
+// in the last 10 minutes (last_over_time, so one missed scrape does not
+// let the log alert through): nic-pcie-aer alerts on those instead.
 {
   prometheusAlerts+:: {
     groups+: [
@@ -110,7 +111,7 @@
                 increase(nic_kernel_log_events_total{event=~"pcie_aer_fatal|pcie_aer_nonfatal", %(nicExporterSelector)s}[15m]) > 0
                 or (last_over_time(nic_kernel_log_events_total{event=~"pcie_aer_fatal|pcie_aer_nonfatal", %(nicExporterSelector)s}[5m]) unless last_over_time(nic_kernel_log_events_total{event=~"pcie_aer_fatal|pcie_aer_nonfatal", %(nicExporterSelector)s}[15m] offset 15m)) + 0
               )
-              unless on (instance, device) label_replace(nic_pcie_aer_errors_total{%(nicExporterSelector)s}, "device", "$1", "pci_address", "(.+)")
+              unless on (instance, device) label_replace(last_over_time(nic_pcie_aer_errors_total{%(nicExporterSelector)s}[10m]), "device", "$1", "pci_address", "(.+)")
             ||| % $._config,
             'for': '0m',
             labels: { severity: 'warning' },
@@ -126,7 +127,7 @@
                 increase(nic_kernel_log_events_total{event=~"pcie_aer_corrected", %(nicExporterSelector)s}[1h]) > %(pcieCorrectedErrors)s
                 or (last_over_time(nic_kernel_log_events_total{event=~"pcie_aer_corrected", %(nicExporterSelector)s}[5m]) unless last_over_time(nic_kernel_log_events_total{event=~"pcie_aer_corrected", %(nicExporterSelector)s}[1h] offset 1h)) + 0 > %(pcieCorrectedErrors)s
               )
-              unless on (instance, device) label_replace(nic_pcie_aer_errors_total{%(nicExporterSelector)s}, "device", "$1", "pci_address", "(.+)")
+              unless on (instance, device) label_replace(last_over_time(nic_pcie_aer_errors_total{%(nicExporterSelector)s}[10m]), "device", "$1", "pci_address", "(.+)")
             ||| % $._config,
             'for': '0m',
             labels: { severity: 'warning' },
