@@ -492,6 +492,7 @@ func TestEthtoolVeth(t *testing.T) {
 	})
 
 	t.Run("device renamed mid-poll", func(t *testing.T) {
+		testenv.HostKernelLog(t, "renaming an interface")
 		cs.afterList = func() {
 			run(t, "ip", "-n", n.a, "link", "set", "va1", "down")
 			run(t, "ip", "-n", n.a, "link", "set", "va1", "name", "vr1")

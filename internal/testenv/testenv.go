@@ -30,6 +30,20 @@ func Require(t testing.TB, ok bool, what string) {
 	t.Skipf("prerequisite missing: %s", what)
 }
 
+// HostKernelLogVar is the environment variable that lets a test do, on
+// the host, something after which the kernel itself logs a line (renaming
+// an interface prints "renamed from"). CI sets it on its throwaway
+// machines; a developer's make test leaves it unset, skips those tests and
+// leaves the host's kernel log as it was.
+const HostKernelLogVar = "NIC_EXPORTER_HOST_KERNEL_LOG"
+
+// HostKernelLog skips the test unless HostKernelLogVar is 1, and fails it
+// instead when Strict: CI sets both.
+func HostKernelLog(t testing.TB, why string) {
+	t.Helper()
+	Require(t, os.Getenv(HostKernelLogVar) == "1", fmt.Sprintf("%s=1 (%s: the kernel logs a line on this host)", HostKernelLogVar, why))
+}
+
 // LookPath returns the path of the named tool, or skips (fails in CI).
 func LookPath(t testing.TB, name string) string {
 	t.Helper()
