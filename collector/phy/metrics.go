@@ -79,7 +79,7 @@ var (
 		"Bits the FEC corrected on one lane (lane from 0). Detail series, served at /metrics/detail.",
 		exposition.Counter, "device", "lane").AsDetail()
 
-	phyFECHist = exposition.MustNewDesc("nic_phy_fec_histogram_codewords_total",
+	phyFECHist = exposition.MustNewDesc("nic_phy_fec_codewords_total",
 		"FEC codewords received with a number of corrected errors in the range of the errors label (\"low-high\", or one number), the driver's FEC histogram bins (ethtool netlink FEC statistics, ETHTOOL_A_FEC_STAT_HIST, on kernels and drivers that report it). A shift towards the higher bins is the margin of the link going. Detail series, served at /metrics/detail.",
 		exposition.Counter, "device", "errors").AsDetail()
 

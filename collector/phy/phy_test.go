@@ -96,17 +96,17 @@ func TestGoldenScrape(t *testing.T) {
 	// The FEC histogram is detail only, one series per bin.
 	d := series(t, snap.Detail().String())
 	for key, want := range map[string]float64{
-		`nic_phy_fec_histogram_codewords_total{device="eth0",errors="0"}`:    987654321,
-		`nic_phy_fec_histogram_codewords_total{device="eth0",errors="2-3"}`:  95,
-		`nic_phy_fec_histogram_codewords_total{device="eth0",errors="4-15"}`: 5,
+		`nic_phy_fec_codewords_total{device="eth0",errors="0"}`:    987654321,
+		`nic_phy_fec_codewords_total{device="eth0",errors="2-3"}`:  95,
+		`nic_phy_fec_codewords_total{device="eth0",errors="4-15"}`: 5,
 	} {
 		if got, ok := d[key]; !ok || got != want {
 			t.Errorf("detail %s = %v (present %v), want %v", key, got, ok, want)
 		}
 	}
 	s := series(t, snap.String())
-	if len(withPrefix(s, "nic_phy_fec_histogram_")) != 0 {
-		t.Errorf("the FEC histogram is in the default scrape: %v", withPrefix(s, "nic_phy_fec_histogram_"))
+	if len(withPrefix(s, "nic_phy_fec_codewords_")) != 0 {
+		t.Errorf("the FEC histogram is in the default scrape: %v", withPrefix(s, "nic_phy_fec_codewords_"))
 	}
 	for key, want := range map[string]float64{
 		`nic_phy_link_down_reason{device="eth3",reason="no_cable",substate=""}`: 1,
