@@ -3,6 +3,7 @@ package netdev
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -214,6 +215,11 @@ func (c *aerControl) inject(cmd string) (string, error) {
 	if _, err := fmt.Fprintf(c.f, "%s\n", cmd); err != nil {
 		return "", err
 	}
+	// A host that never answers fails the test here rather than at the
+	// boot's timeout.
+	if err := c.f.SetReadDeadline(time.Now().Add(time.Minute)); err != nil && !errors.Is(err, os.ErrNoDeadline) {
+		return "", err
+	}
 	line, err := c.r.ReadString('\n')
 	if err != nil {
 		return "", fmt.Errorf("reading the injector's answer: %w", err)
@@ -226,26 +232,28 @@ func (c *aerControl) Close() error { return c.f.Close() }
 
 // setConfigBits sets bits in the 16-bit register at off of the config
 // space of the PCI function in dir through its sysfs config file (root
-// only), and reads the register back: it returns the value read, which
-// lacks bits the device does not let software write.
-func setConfigBits(dir string, off int64, bits uint16) (uint16, error) {
+// only), and reads the register back: it returns the value before and the
+// value read after, which lacks bits the device does not let software
+// write.
+func setConfigBits(dir string, off int64, bits uint16) (before, after uint16, err error) {
 	f, err := os.OpenFile(filepath.Join(dir, "config"), os.O_RDWR, 0)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer f.Close()
 	var b [2]byte
 	if _, err := f.ReadAt(b[:], off); err != nil {
-		return 0, fmt.Errorf("reading %s config at %#x: %w", dir, off, err)
+		return 0, 0, fmt.Errorf("reading %s config at %#x: %w", dir, off, err)
 	}
-	binary.LittleEndian.PutUint16(b[:], binary.LittleEndian.Uint16(b[:])|bits)
+	before = binary.LittleEndian.Uint16(b[:])
+	binary.LittleEndian.PutUint16(b[:], before|bits)
 	if _, err := f.WriteAt(b[:], off); err != nil {
-		return 0, fmt.Errorf("writing %s config at %#x: %w", dir, off, err)
+		return 0, 0, fmt.Errorf("writing %s config at %#x: %w", dir, off, err)
 	}
 	if _, err := f.ReadAt(b[:], off); err != nil {
-		return 0, fmt.Errorf("reading %s config at %#x: %w", dir, off, err)
+		return 0, 0, fmt.Errorf("reading %s config at %#x: %w", dir, off, err)
 	}
-	return binary.LittleEndian.Uint16(b[:]), nil
+	return before, binary.LittleEndian.Uint16(b[:]), nil
 }
 
 // aerInjectCorrectable has the kernel's aer_inject module (CONFIG_PCIEAER_INJECT)
