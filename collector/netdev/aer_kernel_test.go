@@ -118,11 +118,18 @@ func aerGuestChecks(t *testing.T) {
 	if target == nil {
 		t.Fatal("no virtio-net function with AER files")
 	}
+	// The error reporting enables of each function (the e1000e's stay 0).
+	for _, fn := range before {
+		devctl, err := pcieDevCtl(fn.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s (%s) PCIe Device Control %#04x", fn.addr, fn.device, devctl)
+	}
 	devctl, err := pcieDevCtl(target.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s PCIe Device Control %#04x", target.addr, devctl)
 	if devctl&0xf != 0xf {
 		t.Errorf("%s: the kernel left error reporting disabled (Device Control %#04x), qemu will drop the errors", target.addr, devctl)
 	}
