@@ -29,6 +29,8 @@ func TestParseAER(t *testing.T) {
 		{file: "abi-4.19-fatal.txt", total: "TOTAL_ERR_FATAL"},
 		{file: "linux-6.1-correctable.txt", total: "TOTAL_ERR_COR"},
 		{file: "linux-6.1-nonfatal.txt", total: "TOTAL_ERR_NONFATAL"},
+		{file: "qemu-6.1-virtio-correctable-injected.txt", total: "TOTAL_ERR_COR"},
+		{file: "qemu-6.1-virtio-nonfatal-injected.txt", total: "TOTAL_ERR_NONFATAL"},
 		{file: "bad-no-total.txt", total: "TOTAL_ERR_COR", wantErr: true},
 		{file: "bad-negative.txt", total: "TOTAL_ERR_COR", wantErr: true},
 		{file: "bad-after-total.txt", total: "TOTAL_ERR_COR", wantErr: true},
