@@ -170,13 +170,16 @@ func wantVMA(p *privileges) {
 }
 
 // wantKernelLog is the kernel-log component: /dev/kmsg in a privileged
-// root container (the device cgroup), CAP_SYSLOG named.
+// root container (the device cgroup), CAP_SYSLOG named, and the state
+// directory read-write for the kernel log counters' state file.
 func wantKernelLog(p *privileges) {
 	p.asRoot()
 	p.Privileged = true
 	p.AllowPrivilegeEscalation = true
 	p.addCapabilities("SYSLOG")
 	p.HostPaths["/dev/kmsg"] = "ro /dev/kmsg"
+	p.HostPaths["/var/lib/nic_exporter"] = "rw /var/lib/nic_exporter"
+	p.addArgs("--collector.kmsg.state-file=/var/lib/nic_exporter/kmsg.state")
 }
 
 // wantDevlinkCapture is the devlink-capture component: root with

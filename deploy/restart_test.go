@@ -107,14 +107,17 @@ func (p promAPI) values(expr string) (map[string]string, error) {
 // The demo exporter is restarted with the same --demo.start, so it
 // continues the same host, as a restarted exporter on a real host finds
 // the same kernel ring buffer. A ring buffer that has since rotated
-// records out is not covered: see "Kernel log" in the README.
-func TestExporterRestartKeepsLogAlerts(t *testing.T) {
+// records out is not covered here (the demo has no rotation): see "Kernel
+// log" in the README and collector/kmsg/state_test.go. extra are more
+// exporter arguments, the same for both processes.
+func exporterRestartKeepsLogAlerts(t *testing.T, extra ...string) {
 	prometheus := testenv.LookPath(t, "prometheus")
 	dir := t.TempDir()
 	addr := freeAddr(t)
 	start := time.Now().UTC().Format(time.RFC3339Nano)
 	args := []string{"--web.listen-address=" + addr, "--demo", "--log.level=warn",
 		"--demo.start=" + start, "--demo.faults=" + restartFaults}
+	args = append(args, extra...)
 	exporter := startProcess(t, "exporter-1", exporterBinary, args...)
 	waitHTTP(t, exporter, "http://"+addr+"/readyz")
 

@@ -60,6 +60,7 @@ type extraFlags struct {
 	kmsgPathSet   bool
 	kmsgRulesFile string
 	kmsgReplay    bool
+	kmsgStateFile string
 
 	applogFiles     []string
 	applogRulesFile string
@@ -147,6 +148,7 @@ func collectorSpecs() []collectorSpec {
 				app.Flag("collector.kmsg.path", "The kernel log device; must be a character device when given.").Default("/dev/kmsg").IsSetByUser(&x.kmsgPathSet).StringVar(&x.kmsgPath)
 				app.Flag("collector.kmsg.rules-file", "YAML file of extra kernel log rules, tried before the built-in ones (see docs/metrics.md).").StringVar(&x.kmsgRulesFile)
 				app.Flag("collector.kmsg.replay", "Count the records still in the kernel log buffer at start (boot-time errors, errors before a restart); --no-collector.kmsg.replay counts only new records.").Default("true").BoolVar(&x.kmsgReplay)
+				app.Flag("collector.kmsg.state-file", "File to save the kernel log counters to at each poll and restore them from at start on the same boot, so they continue even if the kernel buffer rotated in between; its directory must exist and be writable. Empty: off.").StringVar(&x.kmsgStateFile)
 			},
 			build: buildKmsg,
 		},
@@ -242,6 +244,7 @@ func buildKmsg(x *extraFlags, src *Sources, f collector.NameFilter, log *zap.Log
 	return kmsg.New(kmsg.Config{
 		Open: src.Kmsg, BootTime: src.KmsgBootTime, Devices: src.KmsgDevices,
 		Rules: rules, Replay: x.kmsgReplay, Filter: f,
+		StateFile: x.kmsgStateFile, BootID: src.KmsgBootID,
 	}, log), nil
 }
 

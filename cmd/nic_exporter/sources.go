@@ -49,6 +49,8 @@ type Sources struct {
 	// KmsgDevices looks up the PCI class of the functions and the PCI
 	// function of the RDMA devices the kernel log names.
 	KmsgDevices kmsg.Devices
+	// KmsgBootID returns the boot id a kernel log state file is tied to.
+	KmsgBootID func() (string, error)
 
 	// AppLogGlobs select the application log files. AppLogFromStart also
 	// counts the lines already in them at start; AppLogTrimPrefix is
@@ -97,6 +99,7 @@ func hostSources(o *options) *Sources {
 		},
 		Kmsg:            kmsg.OpenDevKmsg(x.kmsgPath),
 		KmsgDevices:     kmsg.SysfsDevices(o.sysfs),
+		KmsgBootID:      kmsg.ReadBootID(o.procfs),
 		AppLogGlobs:     x.applogFiles,
 		AppLogFromStart: x.applogFromStart,
 		Devlink:         devlinkhealth.Open,
@@ -120,6 +123,9 @@ func demoSources(h *demo.Host, o *options) *Sources {
 		KmsgDevices: kmsg.SysfsDevices(h.SysfsPath()),
 		// The demo kernel log counts from the demo host's own boot time.
 		KmsgBootTime: h.BootTime(),
+		// The demo kernel log is the same after a restart only with the
+		// same demo boot time (--demo.start).
+		KmsgBootID: func() (string, error) { return fmt.Sprintf("demo-%d", h.BootTime().UnixNano()), nil },
 		// The demo log is written from the demo host's start.
 		AppLogGlobs:      []string{h.VMALogGlob()},
 		AppLogFromStart:  true,

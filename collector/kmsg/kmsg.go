@@ -125,6 +125,15 @@ type Config struct {
 	// PublishInterval coalesces the snapshots published between polls
 	// when records arrive in bursts; default 250 ms.
 	PublishInterval time.Duration
+	// StateFile, if not empty, is where the counters are saved at each
+	// poll that follows a change, and restored from at start when the file
+	// is from the same boot (state.go): the records after the saved one
+	// are then counted whatever Replay says, so the totals continue even
+	// if the kernel rotated records out of its buffer in between.
+	StateFile string
+	// BootID returns the running kernel's boot id (ReadBootID); it is
+	// needed, and read once, only with a StateFile.
+	BootID func() (string, error)
 }
 
 // Collector counts kernel log records that match the rule table, from
@@ -149,6 +158,21 @@ type Collector struct {
 	lastSeq    uint64
 	haveSeq    bool
 	readErr    error
+	gen        uint64 // changes of the counters, for saveState
+	savedGen   uint64 // gen at the last save or restore
+	resumed    bool   // restored from the state file; no record read since
+	readSeq    uint64 // sequence number of the last record read from dev
+	readSeqOK  bool   // readSeq is set
+
+	// The state file (state.go). stateLoaded and stateErr are guarded by
+	// openMu; saveMu serializes saves.
+	stateLoaded bool
+	stateErr    error // to count as a source error at the next poll
+	saveMu      sync.Mutex
+	lastSaveErr string
+	bootIDOnce  sync.Once
+	bootIDVal   string
+	bootIDErr   error
 }
 
 type kmsgKey struct{ driver, device, event string }
@@ -216,6 +240,16 @@ func (k *Collector) Update(ctx context.Context, p *collector.Poll) error {
 		return err
 	}
 	k.render(p)
+	k.openMu.Lock()
+	stateErr := k.stateErr
+	k.stateErr = nil
+	k.openMu.Unlock()
+	if stateErr != nil {
+		p.CountSourceError(stateErr) // logged by restoreState
+	}
+	if err := k.saveState(); err != nil {
+		p.CountSourceError(err) // logged by saveState
+	}
 	return nil
 }
 
@@ -238,8 +272,10 @@ func (k *Collector) open() (Device, error) {
 	case err != nil:
 		return nil, fmt.Errorf("opening the kernel log: %w", err)
 	}
+	k.restoreState()
 	k.mu.Lock()
 	first := !k.haveSeq
+	k.readSeqOK = false
 	k.mu.Unlock()
 	if first && !k.cfg.Replay {
 		if err := dev.SeekEnd(); err != nil {
@@ -280,6 +316,7 @@ func (k *Collector) catchUp(dev Device) error {
 		if errors.Is(err, syscall.EPIPE) {
 			k.mu.Lock()
 			k.overruns++
+			k.gen++
 			k.mu.Unlock()
 			continue
 		}
@@ -369,6 +406,7 @@ func (k *Collector) readLoop(ctx context.Context, dev Device) error {
 		if errors.Is(err, syscall.EPIPE) {
 			k.mu.Lock()
 			k.overruns++
+			k.gen++
 			k.mu.Unlock()
 			k.dirty.Store(true)
 			continue
@@ -394,12 +432,30 @@ func (k *Collector) record(raw []byte) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if err != nil {
+		// A record without a sequence number is new if the one read
+		// before it was: after a reopen or a restart, the unparsable
+		// records before the last one counted are not counted again.
+		if k.haveSeq && (!k.readSeqOK || k.readSeq < k.lastSeq) {
+			return false
+		}
 		k.unparsable++
+		k.gen++
 		return true
 	}
+	k.readSeq, k.readSeqOK = r.Seq, true
 	if k.haveSeq && r.Seq <= k.lastSeq {
-		return false // already counted before a reopen
+		return false // already counted before a reopen or a restart
 	}
+	if k.resumed {
+		k.resumed = false
+		if r.Seq > k.lastSeq+1 {
+			// Rotated out of the buffer while the exporter was down.
+			k.overruns++
+			k.log.Warn("kernel log records were lost between the saved state and the start; the overrun is counted",
+				zap.Uint64("saved_seq", k.lastSeq), zap.Uint64("first_seq", r.Seq))
+		}
+	}
+	k.gen++
 	k.lastSeq, k.haveSeq = r.Seq, true
 	k.records++
 	key, ok := k.classify(r.Message, r.Device)

@@ -78,6 +78,9 @@ devlinkCapture and transceivers both need NET_ADMIN. */}}
 - --collector.vma.stats-dir=/host/tmp
 - --collector.applog.files=/host/var/log/vma/*.log
 {{- end }}
+{{- if and .Values.kernelLog.enabled .Values.kernelLog.stateDir }}
+- --collector.kmsg.state-file=/var/lib/nic_exporter/kmsg.state
+{{- end }}
 {{- if .Values.devlinkCapture.enabled }}
 - --collector.devlink.capture-dir=/var/lib/nic_exporter/captures
 {{- end }}
@@ -104,7 +107,7 @@ devlinkCapture and transceivers both need NET_ADMIN. */}}
 {{- fail "transceivers.enabled needs collectors.phy.enabled: it grants the phy collector's module reads" -}}
 {{- end -}}
 {{- range $name, $c := .Values.collectors -}}
-{{- if or (hasKey $c.flags "stats-dir") (hasKey $c.flags "files") (hasKey $c.flags "capture-dir") (hasKey $c.flags "path") -}}
+{{- if or (hasKey $c.flags "stats-dir") (hasKey $c.flags "files") (hasKey $c.flags "capture-dir") (hasKey $c.flags "path") (hasKey $c.flags "state-file") -}}
 {{- fail (printf "collectors.%s.flags: paths on the node come from vma, kernelLog and devlinkCapture, which mount them" $name) -}}
 {{- end -}}
 {{- end -}}
