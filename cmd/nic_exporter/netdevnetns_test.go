@@ -1,10 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"net"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -15,22 +12,13 @@ import (
 // a namespace the test creates with a veth pair, and requires that
 // namespace's interfaces in the scrape, not the test's own.
 func TestNetdevNetns(t *testing.T) {
-	testenv.Root(t)
-	testenv.LookPath(t, "ip")
-	ns := fmt.Sprintf("nicexp-cmdns-%d", os.Getpid())
-	run := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	run("ip", "netns", "add", ns)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	ns, nsPath := testenv.Netns(t, "nicexp-cmdns")
+	run := func(args ...string) { t.Helper(); testenv.Run(t, args...) }
 	run("ip", "-n", ns, "link", "add", "nsx0", "mtu", "1400", "address", "02:00:5e:00:53:11", "type", "veth", "peer", "name", "nsy0")
 	run("ip", "-n", ns, "link", "set", "nsx0", "up")
 
 	e := start(t, "--no-collector.kmsg", "--no-collector.vma", "--no-collector.applog", "--no-collector.devlink",
-		"--no-collector.ethtool", "--no-collector.infiniband", "--collector.netdev.netns=/run/netns/"+ns)
+		"--no-collector.ethtool", "--no-collector.infiniband", "--collector.netdev.netns="+nsPath)
 	scrape, _ := e.get(t, "/metrics", nil)
 	for _, want := range []string{
 		`nic_netdev_mtu_bytes{device="nsx0"} 1400`,

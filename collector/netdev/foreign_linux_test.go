@@ -1,10 +1,7 @@
 package netdev
 
 import (
-	"fmt"
 	"net"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -22,25 +19,15 @@ import (
 // series: the veths have no device, and the sysfs of this namespace must
 // not be read for them.
 func TestNetdevForeignNamespace(t *testing.T) {
-	testenv.Root(t)
-	testenv.LookPath(t, "ip")
-	ns := fmt.Sprintf("nicexp-ndf-%d", os.Getpid())
-	run := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	run("ip", "netns", "add", ns)
-	// Deleting the namespace deletes the veth pair inside it.
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	// Deleting the namespace at the end deletes the veth pair inside it.
+	ns, netns := testenv.Netns(t, "nicexp-ndf")
+	run := func(args ...string) { t.Helper(); testenv.Run(t, args...) }
 	run("ip", "netns", "exec", ns, "sh", "-c", "[ -d /proc/sys/net/ipv6 ] || exit 0; "+
 		"sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
 	run("ip", "-n", ns, "link", "set", "lo", "up")
 	run("ip", "-n", ns, "link", "add", "fx0", "mtu", "1400", "address", "02:00:5e:00:53:01", "type", "veth",
 		"peer", "name", "fy0", "mtu", "1400", "address", "02:00:5e:00:53:02")
 	run("ip", "-n", ns, "link", "set", "fx0", "up")
-	netns := "/run/netns/" + ns
 	loopbackTraffic(t, netns, 7)
 
 	links, err := NewRtnlLinks(netns)

@@ -2,10 +2,7 @@ package ethtoolioctl
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -16,20 +13,10 @@ import (
 // a namespace the test creates and removes: veth has no module, so both
 // legacy ioctls fail with EOPNOTSUPP, and a missing interface with ENODEV.
 func TestModuleVeth(t *testing.T) {
-	testenv.Root(t)
-	testenv.LookPath(t, "ip")
-	ns := fmt.Sprintf("nicexp-ioctlmod-%d", os.Getpid())
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	ip("netns", "add", ns)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
-	ip("-n", ns, "link", "add", "mod0", "type", "veth", "peer", "name", "mod1")
+	ns, nsPath := testenv.Netns(t, "nicexp-ioctlmod")
+	testenv.Run(t, "ip", "-n", ns, "link", "add", "mod0", "type", "veth", "peer", "name", "mod1")
 
-	s, err := New("/run/netns/" + ns)
+	s, err := New(nsPath)
 	if err != nil {
 		t.Fatal(err)
 	}

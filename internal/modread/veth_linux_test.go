@@ -1,10 +1,6 @@
 package modread
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 
 	"go.uber.org/zap/zaptest"
@@ -19,26 +15,16 @@ import (
 // answers EOPNOTSUPP, so Reader tries the ioctls, which answer
 // EOPNOTSUPP too, and it remembers that.
 func TestVethFallback(t *testing.T) {
-	testenv.Root(t)
-	testenv.LookPath(t, "ip")
-	ns := fmt.Sprintf("nicexp-modread-%d", os.Getpid())
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	ip("netns", "add", ns)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
-	ip("-n", ns, "link", "add", "mr0", "type", "veth", "peer", "name", "mr1")
+	ns, nsPath := testenv.Netns(t, "nicexp-modread")
+	testenv.Run(t, "ip", "-n", ns, "link", "add", "mr0", "type", "veth", "peer", "name", "mr1")
 
 	log := zaptest.NewLogger(t)
-	nl, err := ethtoolnl.New(ethtoolnl.Config{Netns: "/run/netns/" + ns}, log)
+	nl, err := ethtoolnl.New(ethtoolnl.Config{Netns: nsPath}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nl.Close()
-	legacy, err := ethtoolioctl.New("/run/netns/" + ns)
+	legacy, err := ethtoolioctl.New(nsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
