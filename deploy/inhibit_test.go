@@ -34,7 +34,7 @@ type inhibitStack struct {
 // group is sent (the shipped 30 s does the same in production).
 func startInhibitAlertmanager(t *testing.T) *inhibitStack {
 	t.Helper()
-	alertmanager := testenv.LookPath(t, "prometheus-alertmanager")
+	alertmanager := lookAlertmanager(t)
 	dir := t.TempDir()
 	hook := &webhook{}
 	hookAddr := freeAddr(t)
