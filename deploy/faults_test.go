@@ -272,6 +272,7 @@ const catalogueFaultDelay = 15 * time.Second
 // longest wait (NICInfiniBandCounterSaturated: 15 s onset + 90 s scaled
 // for:), 15 s of margin, and about 20 s to stop the exporters).
 func TestFaultCatalogueInStack(t *testing.T) {
+	t.Parallel() // see TestMain
 	prometheus := testenv.LookPath(t, "prometheus")
 	cat := readCatalogue(t)
 	alerts := alertRules(t)

@@ -18,6 +18,7 @@ import (
 // recording rule must yield a series for both hosts, and 0 for the bare
 // one, so the fleet dashboard can tell "healthy" from "not reporting".
 func TestFleetRulesYieldZero(t *testing.T) {
+	t.Parallel() // see TestMain
 	prometheus := testenv.LookPath(t, "prometheus")
 	dir := t.TempDir()
 

@@ -158,6 +158,7 @@ var controlWarnings = []string{"NICDevlinkFwError", "NICKernelLogCommandErrors"}
 // the syndrome and the command timeouts without the fatal error: their
 // warnings are delivered.
 func TestInhibitFirmwareFatal(t *testing.T) {
+	t.Parallel() // see TestMain
 	prometheus := testenv.LookPath(t, "prometheus")
 	s := startInhibitAlertmanager(t)
 	fatal := startExporter(t, "exporter-fw-fatal", "fw_fatal@6s,fw@6s,mlx5_cmd_timeout@6s")
@@ -250,6 +251,7 @@ scrape_configs:
 // without NICExporterDown. The down host's warnings are inhibited, its
 // page and the other host's warnings are delivered.
 func TestInhibitExporterDown(t *testing.T) {
+	t.Parallel() // see TestMain
 	s := startInhibitAlertmanager(t)
 	const down, up = "down:21180", "up:21180"
 	warnings := []string{"NICExporterCollectorDown", "NICExporterDevicesMissing", "NICVMAStatsStale"}

@@ -13,6 +13,7 @@ import (
 // (--collector.kmsg.state-file): in both no counter resets and no log
 // alert fires again.
 func TestExporterRestartKeepsLogAlerts(t *testing.T) {
+	t.Parallel() // see TestMain
 	t.Run("replay", func(t *testing.T) { exporterRestartKeepsLogAlerts(t) })
 	t.Run("state-file", func(t *testing.T) {
 		state := filepath.Join(t.TempDir(), "kmsg.state")

@@ -105,6 +105,7 @@ func TestPromtoolCheckRules(t *testing.T) {
 }
 
 func TestPromtoolTestRules(t *testing.T) {
+	t.Parallel() // see TestMain
 	promtool := testenv.LookPath(t, "promtool")
 	files, err := filepath.Glob("prometheus/tests/*.yml")
 	if err != nil || len(files) == 0 {
