@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -114,40 +113,7 @@ func decodeManifests(t *testing.T, stream []byte) rendered {
 		if meta.Kind == "" {
 			continue
 		}
-		var obj any
-		switch meta.Kind {
-		case "DaemonSet":
-			out.daemonSet = &appsv1.DaemonSet{}
-			obj = out.daemonSet
-		case "Service":
-			out.service = &corev1.Service{}
-			obj = out.service
-		case "ServiceAccount":
-			out.serviceAccount = &corev1.ServiceAccount{}
-			obj = out.serviceAccount
-		case "ServiceMonitor":
-			out.serviceMonitor = &monitoringv1.ServiceMonitor{}
-			obj = out.serviceMonitor
-		case "PrometheusRule":
-			out.prometheusRule = &monitoringv1.PrometheusRule{}
-			obj = out.prometheusRule
-		default:
-			t.Errorf("unexpected kind %s", meta.Kind)
-			continue
-		}
-		if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
-			t.Errorf("%s %s does not decode strictly into the API type: %v", meta.Kind, meta.Metadata.Name, err)
-		}
-		want := map[string]string{
-			"DaemonSet": "apps/v1", "Service": "v1", "ServiceAccount": "v1",
-			"ServiceMonitor": "monitoring.coreos.com/v1", "PrometheusRule": "monitoring.coreos.com/v1",
-		}[meta.Kind]
-		if meta.APIVersion != want {
-			t.Errorf("%s has apiVersion %s, want %s", meta.Kind, meta.APIVersion, want)
-		}
-		if meta.Metadata.Namespace != "monitoring" {
-			t.Errorf("%s %s in namespace %q, want the release's, monitoring", meta.Kind, meta.Metadata.Name, meta.Metadata.Namespace)
-		}
+		out.add(t, "chart", meta.Kind, meta.Metadata.Name, meta.APIVersion, meta.Metadata.Namespace, []byte(doc))
 	}
 	if out.daemonSet == nil || out.service == nil || out.serviceAccount == nil {
 		t.Fatalf("want at least a DaemonSet, Service and ServiceAccount, got %+v", out)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -34,17 +33,7 @@ type inhibitStack struct {
 // group is sent (the shipped 30 s does the same in production).
 func startInhibitAlertmanager(t *testing.T) *inhibitStack {
 	t.Helper()
-	alertmanager := lookAlertmanager(t)
-	dir := t.TempDir()
-	hook := &webhook{}
-	hookAddr := freeAddr(t)
-	srv := &http.Server{Addr: hookAddr, Handler: hook, ReadHeaderTimeout: 5 * time.Second}
-	l, err := net.Listen("tcp", hookAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	hook, hookAddr := startWebhook(t)
 
 	var cfg map[string]any
 	if err := yaml.Unmarshal(alertmanagerConfig(t, hookAddr, true), &cfg); err != nil {
@@ -58,15 +47,7 @@ func startInhibitAlertmanager(t *testing.T) *inhibitStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(dir, "alertmanager.yml")
-	if err := os.WriteFile(file, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
-	p := startProcess(t, "alertmanager", alertmanager, "--config.file="+file,
-		"--storage.path="+filepath.Join(dir, "am"), "--web.listen-address="+addr,
-		"--cluster.listen-address=")
-	waitHTTP(t, p, "http://"+addr+"/-/ready")
+	addr := startAlertmanager(t, b)
 	return &inhibitStack{am: "http://" + addr, addr: addr, hook: hook}
 }
 

@@ -47,6 +47,48 @@ type rendered struct {
 	prometheusRule *monitoringv1.PrometheusRule
 }
 
+// add strictly decodes doc, one object of the given kind, into its
+// Kubernetes API type in r and checks its apiVersion and namespace; where
+// names the kustomization or chart in errors. An unknown or misspelt
+// field, a wrong type or an unexpected kind fails the test.
+func (r *rendered) add(t *testing.T, where, kind, name, apiVersion, namespace string, doc []byte) {
+	t.Helper()
+	var obj any
+	switch kind {
+	case "DaemonSet":
+		r.daemonSet = &appsv1.DaemonSet{}
+		obj = r.daemonSet
+	case "Service":
+		r.service = &corev1.Service{}
+		obj = r.service
+	case "ServiceAccount":
+		r.serviceAccount = &corev1.ServiceAccount{}
+		obj = r.serviceAccount
+	case "ServiceMonitor":
+		r.serviceMonitor = &monitoringv1.ServiceMonitor{}
+		obj = r.serviceMonitor
+	case "PrometheusRule":
+		r.prometheusRule = &monitoringv1.PrometheusRule{}
+		obj = r.prometheusRule
+	default:
+		t.Errorf("%s: unexpected kind %s", where, kind)
+		return
+	}
+	if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+		t.Errorf("%s: %s %s does not decode strictly into the API type: %v", where, kind, name, err)
+	}
+	want := map[string]string{
+		"DaemonSet": "apps/v1", "Service": "v1", "ServiceAccount": "v1",
+		"ServiceMonitor": "monitoring.coreos.com/v1", "PrometheusRule": "monitoring.coreos.com/v1",
+	}[kind]
+	if apiVersion != want {
+		t.Errorf("%s: %s has apiVersion %s, want %s", where, kind, apiVersion, want)
+	}
+	if namespace != "monitoring" {
+		t.Errorf("%s: %s %s in namespace %q, want monitoring", where, kind, name, namespace)
+	}
+}
+
 // render builds the kustomization in dir with the real kustomize library
 // and decodes every object strictly: an unknown or misspelt field, a
 // wrong type or an unexpected kind fails the test.
@@ -63,41 +105,7 @@ func render(t *testing.T, fs filesys.FileSystem, dir string) rendered {
 		if err != nil {
 			t.Fatal(err)
 		}
-		kind := res.GetKind()
-		var obj any
-		switch kind {
-		case "DaemonSet":
-			out.daemonSet = &appsv1.DaemonSet{}
-			obj = out.daemonSet
-		case "Service":
-			out.service = &corev1.Service{}
-			obj = out.service
-		case "ServiceAccount":
-			out.serviceAccount = &corev1.ServiceAccount{}
-			obj = out.serviceAccount
-		case "ServiceMonitor":
-			out.serviceMonitor = &monitoringv1.ServiceMonitor{}
-			obj = out.serviceMonitor
-		case "PrometheusRule":
-			out.prometheusRule = &monitoringv1.PrometheusRule{}
-			obj = out.prometheusRule
-		default:
-			t.Errorf("%s: unexpected kind %s", dir, kind)
-			continue
-		}
-		if err := yaml.UnmarshalStrict(b, obj); err != nil {
-			t.Errorf("%s: %s %s does not decode strictly into the API type: %v", dir, kind, res.GetName(), err)
-		}
-		want := map[string]string{
-			"DaemonSet": "apps/v1", "Service": "v1", "ServiceAccount": "v1",
-			"ServiceMonitor": "monitoring.coreos.com/v1", "PrometheusRule": "monitoring.coreos.com/v1",
-		}[kind]
-		if got := res.GetApiVersion(); got != want {
-			t.Errorf("%s: %s has apiVersion %s, want %s", dir, kind, got, want)
-		}
-		if res.GetNamespace() != "monitoring" {
-			t.Errorf("%s: %s %s in namespace %q, want monitoring", dir, kind, res.GetName(), res.GetNamespace())
-		}
+		out.add(t, dir, res.GetKind(), res.GetName(), res.GetApiVersion(), res.GetNamespace(), b)
 	}
 	if out.daemonSet == nil || out.service == nil || out.serviceAccount == nil || out.serviceMonitor == nil || out.prometheusRule == nil {
 		t.Fatalf("%s: want a DaemonSet, Service, ServiceAccount, ServiceMonitor and PrometheusRule, got %+v", dir, out)

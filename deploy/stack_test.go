@@ -406,32 +406,48 @@ func lookAlertmanager(t *testing.T) string {
 	return testenv.LookPath(t, "alertmanager") // skips, or fails in CI
 }
 
-func startStack(t *testing.T) *stack {
+// startWebhook serves a webhook receiver on a free local port for the
+// test's lifetime and returns it with its address.
+func startWebhook(t *testing.T) (*webhook, string) {
 	t.Helper()
-	prometheus := testenv.LookPath(t, "prometheus")
-	alertmanager := lookAlertmanager(t)
-	dir := t.TempDir()
-
 	hook := &webhook{}
-	hookAddr := freeAddr(t)
-	hookSrv := &http.Server{Addr: hookAddr, Handler: hook, ReadHeaderTimeout: 5 * time.Second}
-	l, err := net.Listen("tcp", hookAddr)
+	addr := freeAddr(t)
+	srv := &http.Server{Addr: addr, Handler: hook, ReadHeaderTimeout: 5 * time.Second}
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = hookSrv.Serve(l) }()
-	t.Cleanup(func() { _ = hookSrv.Shutdown(context.Background()) })
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	return hook, addr
+}
 
-	amAddr := freeAddr(t)
-	amCfg := alertmanagerConfig(t, hookAddr, false)
-	amFile := filepath.Join(dir, "alertmanager.yml")
-	if err := os.WriteFile(amFile, amCfg, 0o644); err != nil {
+// startAlertmanager runs a real Alertmanager with configuration cfg, alone
+// (no cluster), in a temporary directory, and returns its address once it
+// is ready.
+func startAlertmanager(t *testing.T, cfg []byte) string {
+	t.Helper()
+	alertmanager := lookAlertmanager(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "alertmanager.yml")
+	if err := os.WriteFile(file, cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	am := startProcess(t, "alertmanager", alertmanager, "--config.file="+amFile,
-		"--storage.path="+filepath.Join(dir, "am"), "--web.listen-address="+amAddr,
+	addr := freeAddr(t)
+	p := startProcess(t, "alertmanager", alertmanager, "--config.file="+file,
+		"--storage.path="+filepath.Join(dir, "am"), "--web.listen-address="+addr,
 		"--cluster.listen-address=")
-	waitHTTP(t, am, "http://"+amAddr+"/-/ready")
+	waitHTTP(t, p, "http://"+addr+"/-/ready")
+	return addr
+}
+
+func startStack(t *testing.T) *stack {
+	t.Helper()
+	prometheus := testenv.LookPath(t, "prometheus")
+	dir := t.TempDir()
+
+	hook, hookAddr := startWebhook(t)
+	amAddr := startAlertmanager(t, alertmanagerConfig(t, hookAddr, false))
 
 	var faults []string
 	for _, f := range sortedKeys(invert(faultAlerts)) {
