@@ -54,10 +54,12 @@ func (p promAPI) firstTime(expr string) (ts float64, ok bool, err error) {
 
 // testOpticAlertBeforeFlap checks the point of the physical-layer alerts:
 // on the faulty demo host the optic's received power alert fires in
-// Prometheus before the link first goes down with a reason.
+// Prometheus before the link first goes down for the optic's reason, bad
+// signal integrity (the same host's link_down fault, a switch port down,
+// gives another reason from its start).
 func (s *stack) testOpticAlertBeforeFlap(t *testing.T) {
 	alert := fmt.Sprintf(`ALERTS{alertname="NICTransceiverRxPowerLow", alertstate="firing", instance=%q}`, s.faulty)
-	flap := fmt.Sprintf(`nic_phy_link_down_reason{instance=%q} == 1`, s.faulty)
+	flap := fmt.Sprintf(`nic_phy_link_down_reason{instance=%q, reason="bad_signal_integrity"} == 1`, s.faulty)
 	var fired, flapped float64
 	waitFor(t, "the rx power alert firing and the link flapping on the faulty demo host", stackWait, func() error {
 		var ok1, ok2 bool

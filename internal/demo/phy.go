@@ -250,8 +250,13 @@ func (s demoPhySource) LinkState(name string) (phy.LinkState, error) {
 	ls.DownEvents = &n
 	up = !st.down && !h.Active("link_down")
 	ls.Up = &up
-	if st.down {
+	switch {
+	case st.down:
 		ls.DownReason, ls.DownSubstate = "bad_signal_integrity", "large_number_of_physical_errors"
+	case h.Active("link_down"):
+		// The switch port went down: mlx5 reports what its PHY
+		// monitor saw, autonegotiation without a partner.
+		ls.DownReason, ls.DownSubstate = "autoneg", "no_partner_detected"
 	}
 	return ls, nil
 }

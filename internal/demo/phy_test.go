@@ -234,3 +234,41 @@ func keys(m map[string]float64, prefix string) []string {
 	}
 	return out
 }
+
+// TestPhyLinkDown checks that the link_down fault tells one story in
+// LINKSTATE and the netdev carrier: the link is down with the reason the
+// driver gives for a switch port that went down, while the fault lasts,
+// and up without a reason after it.
+func TestPhyLinkDown(t *testing.T) {
+	const noPartner = `nic_phy_link_down_reason{device="enp8s0f1np1",reason="autoneg",substate="no_partner_detected"}`
+	s := newPhyScraper(t, "link_down@30s-90s")
+	before := s.step(10 * time.Second)
+	during := s.step(time.Minute)
+	after := s.step(time.Minute)
+	for _, tt := range []struct {
+		name        string
+		got         map[string]float64
+		down        bool
+		wantChanges float64
+	}{
+		{"before", before, false, 0},
+		{"during", during, true, 1},
+		{"after", after, false, 2},
+	} {
+		if got, want := tt.got[noPartner] == 1, tt.down; got != want {
+			t.Errorf("%s: down reason reported %v, want %v", tt.name, got, want)
+		}
+		if got := len(keys(tt.got, "nic_phy_link_down_reason{")); tt.down && got != 1 || !tt.down && got != 0 {
+			t.Errorf("%s: %d down reason series: %v", tt.name, got, keys(tt.got, "nic_phy_link_down_reason{"))
+		}
+		if (tt.got["netdev_carrier"] == 0) != tt.down {
+			t.Errorf("%s: carrier %v while the link down is %v", tt.name, tt.got["netdev_carrier"], tt.down)
+		}
+		if d := tt.got["netdev_carrier_changes"] - before["netdev_carrier_changes"]; d != tt.wantChanges {
+			t.Errorf("%s: %v carrier changes since the start, want %v", tt.name, d, tt.wantChanges)
+		}
+	}
+	if during[downs] != before[downs]+1 || after[downs] != during[downs] {
+		t.Errorf("LINKSTATE down events %v, %v, %v: want one more during the fault", before[downs], during[downs], after[downs])
+	}
+}
