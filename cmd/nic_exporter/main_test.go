@@ -400,13 +400,24 @@ const (
 
 // metricsTable renders every family of a default and a detail scrape,
 // except the standard Go and process metrics, as a Markdown table; the
-// Endpoint column says where each family is served.
-func metricsTable(t *testing.T, scrape, detail string) string {
+// Endpoint column says where each family is served. extra are more
+// default scrapes (of a demo host in another state) whose families the
+// first two lack are added.
+func metricsTable(t *testing.T, scrape, detail string, extra ...string) string {
 	t.Helper()
 	parser := expfmt.NewTextParser(model.LegacyValidation)
 	fams, err := parser.TextToMetricFamilies(strings.NewReader(scrape))
 	if err != nil {
 		t.Fatalf("scrape does not parse: %v", err)
+	}
+	var more []map[string]*dto.MetricFamily
+	for _, e := range extra {
+		p := expfmt.NewTextParser(model.LegacyValidation)
+		f, err := p.TextToMetricFamilies(strings.NewReader(e))
+		if err != nil {
+			t.Fatalf("extra scrape does not parse: %v", err)
+		}
+		more = append(more, f)
 	}
 	detailParser := expfmt.NewTextParser(model.LegacyValidation)
 	detailFams, err := detailParser.TextToMetricFamilies(strings.NewReader(detail))
@@ -420,6 +431,13 @@ func metricsTable(t *testing.T, scrape, detail string) string {
 		}
 		fams[n] = f
 		endpoint[n] = "`/metrics/detail`"
+	}
+	for _, m := range more {
+		for n, f := range m {
+			if _, ok := fams[n]; !ok {
+				fams[n] = f
+			}
+		}
 	}
 	names := make([]string, 0, len(fams))
 	for n := range fams {
@@ -460,7 +478,14 @@ func TestDocsMetricsMatchScrape(t *testing.T) {
 	e := start(t, demoArgs...)
 	scrape, _ := e.get(t, "/metrics", nil)
 	detail, _ := e.get(t, "/metrics/detail", nil)
-	table := metricsTable(t, scrape, detail)
+	// Series that exist only while a link is down: a second demo host
+	// whose Ethernet port is down from the start.
+	down := start(t, "--demo", "--demo.faults=link_down@0s")
+	downScrape, _ := down.get(t, "/metrics", nil)
+	if !strings.Contains(downScrape, "\nnic_phy_link_down_reason{") {
+		t.Fatalf("the link_down demo host serves no nic_phy_link_down_reason:\n%s", downScrape)
+	}
+	table := metricsTable(t, scrape, detail, downScrape)
 	path := filepath.Join("..", "..", "docs", "metrics.md")
 	raw, err := os.ReadFile(path)
 	if err != nil {
