@@ -1,10 +1,7 @@
 package phy_test
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,9 +16,7 @@ import (
 
 func ip(t *testing.T, args ...string) {
 	t.Helper()
-	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-		t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
+	testenv.Run(t, append([]string{"ip"}, args...)...)
 }
 
 // countingSource counts the FEC and module requests the collector makes
@@ -49,16 +44,12 @@ func (c *countingSource) Module(n string) (*sff.Memory, error) {
 // reports no source error, asks FEC and the module once, and copes with an
 // interface that is deleted between polls.
 func TestHostVeth(t *testing.T) {
-	testenv.Root(t)
-	testenv.LookPath(t, "ip")
-	ns := fmt.Sprintf("nicexp-phy-%d", os.Getpid())
-	ip(t, "netns", "add", ns)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	ns, nsPath := testenv.Netns(t, "nicexp-phy")
 	ip(t, "-n", ns, "link", "add", "ph0", "type", "veth", "peer", "name", "ph1")
 	ip(t, "-n", ns, "link", "set", "ph0", "up")
 	ip(t, "-n", ns, "link", "set", "ph1", "up")
 
-	host := phy.NewHostSource(phy.HostConfig{Netns: "/run/netns/" + ns}, zaptest.NewLogger(t))
+	host := phy.NewHostSource(phy.HostConfig{Netns: nsPath}, zaptest.NewLogger(t))
 	t.Cleanup(func() { _ = host.Close() })
 	src := &countingSource{HostSource: host, fec: map[string]int{}, module: map[string]int{}}
 	clk := newClock()

@@ -1,9 +1,7 @@
 package ethtoolnl_test
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,24 +12,13 @@ import (
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
-func run(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
 // TestVeth talks to this machine's kernel: a veth pair in a network
 // namespace the test creates (and removes, also on failure).
 func TestVeth(t *testing.T) {
-	testenv.Root(t)
-	testenv.LookPath(t, "ip")
-	ns := fmt.Sprintf("nicexp-ethnl-%d", os.Getpid())
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() }) // before the add: nothing stays if it fails
-	run(t, "ip", "netns", "add", ns)
-	run(t, "ip", "-n", ns, "link", "add", "nl0", "type", "veth", "peer", "name", "nl1")
+	ns, nsPath := testenv.Netns(t, "nicexp-ethnl")
+	testenv.Run(t, "ip", "-n", ns, "link", "add", "nl0", "type", "veth", "peer", "name", "nl1")
 
-	c, err := ethtoolnl.New(ethtoolnl.Config{Netns: "/run/netns/" + ns}, zaptest.NewLogger(t))
+	c, err := ethtoolnl.New(ethtoolnl.Config{Netns: nsPath}, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,11 +41,11 @@ func TestVeth(t *testing.T) {
 	if link() {
 		t.Error("link up while both ends are down")
 	}
-	run(t, "ip", "-n", ns, "link", "set", "nl0", "up")
+	testenv.Run(t, "ip", "-n", ns, "link", "set", "nl0", "up")
 	if link() {
 		t.Error("link up while the peer is down")
 	}
-	run(t, "ip", "-n", ns, "link", "set", "nl1", "up")
+	testenv.Run(t, "ip", "-n", ns, "link", "set", "nl1", "up")
 	if !link() {
 		t.Error("link down with both ends up")
 	}
