@@ -47,35 +47,37 @@ type rendered struct {
 	prometheusRule *monitoringv1.PrometheusRule
 }
 
+// decodeStrict decodes doc into a new T, failing the test on an unknown
+// or misspelt field or a wrong type.
+func decodeStrict[T any](t *testing.T, where, kind, name string, doc []byte) *T {
+	t.Helper()
+	obj := new(T)
+	if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+		t.Errorf("%s: %s %s does not decode strictly into the API type: %v", where, kind, name, err)
+	}
+	return obj
+}
+
 // add strictly decodes doc, one object of the given kind, into its
 // Kubernetes API type in r and checks its apiVersion and namespace; where
 // names the kustomization or chart in errors. An unknown or misspelt
 // field, a wrong type or an unexpected kind fails the test.
 func (r *rendered) add(t *testing.T, where, kind, name, apiVersion, namespace string, doc []byte) {
 	t.Helper()
-	var obj any
 	switch kind {
 	case "DaemonSet":
-		r.daemonSet = &appsv1.DaemonSet{}
-		obj = r.daemonSet
+		r.daemonSet = decodeStrict[appsv1.DaemonSet](t, where, kind, name, doc)
 	case "Service":
-		r.service = &corev1.Service{}
-		obj = r.service
+		r.service = decodeStrict[corev1.Service](t, where, kind, name, doc)
 	case "ServiceAccount":
-		r.serviceAccount = &corev1.ServiceAccount{}
-		obj = r.serviceAccount
+		r.serviceAccount = decodeStrict[corev1.ServiceAccount](t, where, kind, name, doc)
 	case "ServiceMonitor":
-		r.serviceMonitor = &monitoringv1.ServiceMonitor{}
-		obj = r.serviceMonitor
+		r.serviceMonitor = decodeStrict[monitoringv1.ServiceMonitor](t, where, kind, name, doc)
 	case "PrometheusRule":
-		r.prometheusRule = &monitoringv1.PrometheusRule{}
-		obj = r.prometheusRule
+		r.prometheusRule = decodeStrict[monitoringv1.PrometheusRule](t, where, kind, name, doc)
 	default:
 		t.Errorf("%s: unexpected kind %s", where, kind)
 		return
-	}
-	if err := yaml.UnmarshalStrict(doc, obj); err != nil {
-		t.Errorf("%s: %s %s does not decode strictly into the API type: %v", where, kind, name, err)
 	}
 	want := map[string]string{
 		"DaemonSet": "apps/v1", "Service": "v1", "ServiceAccount": "v1",

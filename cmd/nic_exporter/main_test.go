@@ -405,25 +405,16 @@ const (
 // first two lack are added.
 func metricsTable(t *testing.T, scrape, detail string, extra ...string) string {
 	t.Helper()
-	parser := expfmt.NewTextParser(model.LegacyValidation)
-	fams, err := parser.TextToMetricFamilies(strings.NewReader(scrape))
-	if err != nil {
-		t.Fatalf("scrape does not parse: %v", err)
-	}
-	var more []map[string]*dto.MetricFamily
-	for _, e := range extra {
-		p := expfmt.NewTextParser(model.LegacyValidation)
-		f, err := p.TextToMetricFamilies(strings.NewReader(e))
+	parse := func(what, text string) map[string]*dto.MetricFamily {
+		t.Helper()
+		parser := expfmt.NewTextParser(model.LegacyValidation)
+		fams, err := parser.TextToMetricFamilies(strings.NewReader(text))
 		if err != nil {
-			t.Fatalf("extra scrape does not parse: %v", err)
+			t.Fatalf("%s scrape does not parse: %v", what, err)
 		}
-		more = append(more, f)
+		return fams
 	}
-	detailParser := expfmt.NewTextParser(model.LegacyValidation)
-	detailFams, err := detailParser.TextToMetricFamilies(strings.NewReader(detail))
-	if err != nil {
-		t.Fatalf("detail scrape does not parse: %v", err)
-	}
+	fams, detailFams := parse("default", scrape), parse("detail", detail)
 	endpoint := map[string]string{}
 	for n, f := range detailFams {
 		if _, dup := fams[n]; dup {
@@ -432,8 +423,8 @@ func metricsTable(t *testing.T, scrape, detail string, extra ...string) string {
 		fams[n] = f
 		endpoint[n] = "`/metrics/detail`"
 	}
-	for _, m := range more {
-		for n, f := range m {
+	for _, e := range extra {
+		for n, f := range parse("extra", e) {
 			if _, ok := fams[n]; !ok {
 				fams[n] = f
 			}
