@@ -254,8 +254,11 @@ func (s demoPhySource) LinkState(name string) (phy.LinkState, error) {
 	case st.down:
 		ls.DownReason, ls.DownSubstate = "bad_signal_integrity", "large_number_of_physical_errors"
 	case h.Active("link_down"):
-		// The switch port went down: mlx5 reports what its PHY
-		// monitor saw, autonegotiation without a partner.
+		// The switch port went down: mlx5 maps its PHY monitor's status
+		// opcode 2 to autoneg / no partner detected
+		// (mlx5e_link_ext_state_opcode_map in en_ethtool.c), which the
+		// kernel's ethtool-netlink documentation explains as "peer is
+		// down".
 		ls.DownReason, ls.DownSubstate = "autoneg", "no_partner_detected"
 	}
 	return ls, nil
