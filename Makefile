@@ -12,7 +12,7 @@ LDFLAGS   := -s -w \
 # dependencies stay out of the exporter's module graph.
 STATICCHECK := $(GO) tool -modfile=$(CURDIR)/tools/go.mod staticcheck
 
-.PHONY: all build test unit soak race cross-build lint fmt-check vet staticcheck tidy-check bench bench-compare bench-fleet demo mixin
+.PHONY: all build test unit soak race cross-build lint fmt-check vet staticcheck tidy-check bench bench-compare bench-fleet bench-demo demo mixin
 
 all: lint build test
 
@@ -111,6 +111,12 @@ bench-compare:
 # needs root and is not part of make test.
 bench-fleet:
 	bench/fleet.sh
+
+# bench-demo measures the demo host as a process (RSS, CPU, series) for
+# docs/benchmarks.md and deploy/README.md; it needs no root and is not part
+# of make test.
+bench-demo:
+	bench/demo.sh
 
 # ---- Releases (tools/release: its own module, see its go.mod) ----------
 # release writes the release artifacts into dist/: reproducible
