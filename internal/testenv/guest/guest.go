@@ -124,7 +124,7 @@ func Requirements() []string {
 		missing = append(missing, sourcePackage)
 	}
 	if _, _, err := installedKernel(); err != nil {
-		missing = append(missing, "linux-headers-amd64 ("+err.Error()+")")
+		missing = append(missing, "guest kernel packages ("+err.Error()+")")
 	}
 	return missing
 }

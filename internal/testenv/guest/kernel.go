@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/nic-exporter/nic_exporter/internal/testenv/kernelpkgs"
 )
 
 // Kernel is a Debian kernel prepared for booting under qemu: an
@@ -28,7 +30,7 @@ type Kernel struct {
 
 // sourcePackage is the Debian package with the kernel sources that
 // netdevsim and extract-vmlinux are taken from.
-const sourcePackage = "linux-source-6.1"
+const sourcePackage = kernelpkgs.Source
 
 // CacheDir returns the directory prepared kernels are cached in:
 // $NIC_EXPORTER_GUEST_CACHE, else nic_exporter-guest in the user's cache
@@ -47,28 +49,18 @@ func CacheDir() (string, error) {
 
 // installedKernel returns the release and Debian version of the kernel
 // whose headers linux-headers-amd64 pulls in, after checking that the
-// installed linux-source package has the same version.
+// installed linux-source package has the same version (kernelpkgs, whose
+// command installs a matching set).
 func installedKernel() (release, version string, err error) {
-	out, err := exec.Command("dpkg-query", "-W", "-f", "${Depends}", "linux-headers-amd64").Output()
+	in, err := kernelpkgs.QueryInstalled()
 	if err != nil {
-		return "", "", fmt.Errorf("querying linux-headers-amd64: %w", err)
+		return "", "", err
 	}
-	// "linux-headers-6.1.0-56-amd64 (= 6.1.192-2)"
-	dep := strings.TrimSpace(strings.Split(string(out), ",")[0])
-	name, ver, ok := strings.Cut(dep, " (= ")
-	if !ok || !strings.HasPrefix(name, "linux-headers-") || !strings.HasSuffix(ver, ")") {
-		return "", "", fmt.Errorf("unexpected dependency of linux-headers-amd64: %q", dep)
-	}
-	release = strings.TrimPrefix(name, "linux-headers-")
-	version = strings.TrimSuffix(ver, ")")
-	src, err := exec.Command("dpkg-query", "-W", "-f", "${Version}", sourcePackage).Output()
+	k, err := kernelpkgs.CheckInstalled(in)
 	if err != nil {
-		return "", "", fmt.Errorf("querying %s: %w", sourcePackage, err)
+		return "", "", err
 	}
-	if s := strings.TrimSpace(string(src)); s != version {
-		return "", "", fmt.Errorf("%s is version %s but the headers are %s: install matching versions", sourcePackage, s, version)
-	}
-	return release, version, nil
+	return k.Release, k.Version, nil
 }
 
 // PrepareKernel returns the kernel matching the installed
