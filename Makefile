@@ -32,6 +32,16 @@ mixin:
 	$(MAKE) helm-rules
 	cd deploy && $(GO) test -count=1 -run '^TestPrometheusRuleMatchesRuleFiles$$' . -update
 
+# Per test binary timeouts, for a 2-core machine that is busy with other
+# work: about three times the longest package's time measured under load
+# (docs/benchmarks.md, "The test suite under load"). A package that runs
+# past its timeout panics with the list of running tests, which
+# internal/testsummary prints under --- UNFINISHED.
+UNIT_TIMEOUT    ?= 20m
+DEPLOY_TIMEOUT  ?= 30m
+RACE_TIMEOUT    ?= 20m
+RELEASE_TIMEOUT ?= 20m
+
 # test runs every test: the linters, the cross builds, the race tests,
 # the release artifacts' checks, then all Go tests (unit, fixture, fuzz
 # seed corpora, real-kernel and end-to-end tests), last so that their
@@ -44,20 +54,20 @@ test: lint cross-build race release-check unit
 # prints what go test prints, then every skipped test with its reason and
 # the counts; it fails when a test or build does.
 unit:
-	{ $(GO) test -json -count=1 ./...; cd deploy && $(GO) test -json -count=1 ./...; } | $(GO) run ./internal/testsummary
+	{ $(GO) test -json -count=1 -timeout $(UNIT_TIMEOUT) ./...; cd deploy && $(GO) test -json -count=1 -timeout $(DEPLOY_TIMEOUT) ./...; } | $(GO) run ./internal/testsummary
 
 # soak runs alone the demo soak test that unit runs too: the built
 # binary's demo with every fault for about a minute, failing if a counter
 # ever decreases between scrapes.
 soak:
-	$(GO) test -count=1 -run '^TestDemoSoak$$' -v ./cmd/nic_exporter
+	$(GO) test -count=1 -timeout $(UNIT_TIMEOUT) -run '^TestDemoSoak$$' -v ./cmd/nic_exporter
 
 # race runs the concurrent core (runner, cache, scrape handler) and the
 # collectors under the race detector. The kernel tests (Soft-RoCE, kmsg, AER)
 # are left out: they boot a guest with a test binary built without -race,
 # and unit runs them already.
 race:
-	$(GO) test -race -count=1 -skip '^(TestSoftRoCE|TestKmsgKernel|TestNetdevAERKernel)$$' ./collector/...
+	$(GO) test -race -count=1 -timeout $(RACE_TIMEOUT) -skip '^(TestSoftRoCE|TestKmsgKernel|TestNetdevAERKernel)$$' ./collector/...
 
 # cross-build builds every package for the Linux servers the exporter runs
 # on and for darwin/arm64, where developers build and run the unit tests on
@@ -137,7 +147,7 @@ release:
 # systemd-analyze verify, the .rpm read back, the OCI image's config,
 # layer and binary. make test runs it before unit.
 release-check:
-	$(RELEASE_GO) test -count=1 ./...
+	$(RELEASE_GO) test -count=1 -timeout $(RELEASE_TIMEOUT) ./...
 
 release-vet:
 	$(RELEASE_GO) vet ./...

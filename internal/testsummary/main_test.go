@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -127,6 +128,94 @@ func TestFail(t *testing.T) { t.Error("broken on purpose") }
 	for _, w := range []string{"broken on purpose", "SKIP example.com/m TestSkip: m_test.go:6: needs a ConnectX card", "1 passed, 1 failed, 1 skipped"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("output lacks %q:\n%s", w, out.String())
+		}
+	}
+}
+
+// TestRealGoTestTimeoutAndPanic runs the real go test -json on a package
+// whose test hangs past -timeout and one whose goroutine panics, and
+// checks that the summary names each unfinished test with its last
+// output, the test binary's report and the hung test's stack.
+func TestRealGoTestTimeoutAndPanic(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go not in PATH: %v", err)
+	}
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod": "module example.com/m\n\ngo 1.22\n",
+		"hang/hang_test.go": `package hang
+
+import (
+	"testing"
+	"time"
+)
+
+func TestQuick(t *testing.T) {}
+
+func TestHang(t *testing.T) {
+	t.Log("waiting for the fabric")
+	t.Run("sub", func(t *testing.T) {
+		t.Log("polling switch 7")
+		time.Sleep(time.Hour)
+	})
+}
+`,
+		"crash/crash_test.go": `package crash
+
+import (
+	"testing"
+	"time"
+)
+
+func TestCrash(t *testing.T) {
+	t.Log("starting the collector")
+	go func() { panic("boom in a collector goroutine") }()
+	time.Sleep(time.Hour)
+}
+`,
+	}
+	for name, body := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dir+"/"+name, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The timeout is a property of the test binaries under test, not an
+	// assertion about this test's time.
+	cmd := exec.Command(goBin, "test", "-json", "-count=1", "-timeout=3s", "./...")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
+	events, _ := cmd.Output() // go test exits 1
+	var out bytes.Buffer
+	if code := run(bytes.NewReader(events), &out); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	got := out.String()
+	for _, w := range []string{
+		// The hung test and its subtest, with their own output and
+		// go test's report of what was running.
+		"--- UNFINISHED: example.com/m/hang TestHang (still running when the package failed)",
+		"waiting for the fabric",
+		"--- UNFINISHED: example.com/m/hang TestHang/sub (still running when the package failed)",
+		"polling switch 7",
+		"panic: test timed out after 3s",
+		"TestHang/sub",
+		"hang.TestHang.func1(",
+		// The crash, named with its test.
+		"--- UNFINISHED: example.com/m/crash TestCrash",
+		"starting the collector",
+		"panic: boom in a collector goroutine",
+		"crash.TestCrash.func1(",
+		"=== test summary",
+		"UNFINISHED example.com/m/hang TestHang: still running when the package failed",
+		"UNFINISHED example.com/m/crash TestCrash",
+		"1 passed, 3 failed, 0 skipped; 2 packages failed",
+	} {
+		if !strings.Contains(got, w) {
+			t.Errorf("output lacks %q:\n%s", w, got)
 		}
 	}
 }
