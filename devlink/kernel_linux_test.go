@@ -24,6 +24,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/collector/scrape"
 	"github.com/nic-exporter/nic_exporter/devlink"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 	"github.com/nic-exporter/nic_exporter/internal/testenv/guest"
 )
 
@@ -254,7 +255,7 @@ func eventSeries(id int, reporter, state string) string {
 // on the snapshot's text alone.
 func waitFor(t *testing.T, r *collector.Runner, what string, cond func(text string) bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testenv.HangGuard)
 	var last *exposition.Snapshot
 	for {
 		// Render only new snapshots, so the wait costs the guest's CPUs
@@ -276,7 +277,7 @@ func waitFor(t *testing.T, r *collector.Runner, what string, cond func(text stri
 // the test after 20 s.
 func waitForScrape(t *testing.T, url, what string, cond func(text string) bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testenv.HangGuard)
 	for {
 		resp, err := http.Get(url)
 		if err != nil {
@@ -350,7 +351,7 @@ func collectorChecks(t *testing.T, ctx context.Context, c *devlink.Client) {
 	// Not waitFor, which looks again only when the snapshot changes: the
 	// Runner publishes the first poll's snapshot just before it counts the
 	// poll, and nothing else changes the snapshot for an hour.
-	for deadline := time.Now().Add(20 * time.Second); !r.Status().PollingComplete; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(testenv.HangGuard); !r.Status().PollingComplete; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("waiting for the first poll; runner status %+v", r.Status())
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 	"golang.org/x/sys/unix"
 )
 
@@ -101,7 +102,7 @@ func record(t *testing.T) {
 	}
 	var got []genetlink.Message
 	for len(got) < 2 {
-		if err := ev.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		if err := ev.SetReadDeadline(time.Now().Add(testenv.HangGuard)); err != nil {
 			t.Fatal(err)
 		}
 		msgs, _, err := ev.Receive()

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 // TestKmsgStateFileRestart runs the demo exporter with
@@ -25,7 +27,7 @@ func TestKmsgStateFileRestart(t *testing.T) {
 		BootID  string `json:"boot_id"`
 		LastSeq uint64 `json:"last_seq"`
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testenv.HangGuard)
 	for {
 		b, err := os.ReadFile(state)
 		if err == nil && json.Unmarshal(b, &saved) == nil && saved.LastSeq > 0 {

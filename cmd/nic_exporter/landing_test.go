@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 var href = regexp.MustCompile(`href="([^"]*)"`)
@@ -27,7 +28,7 @@ var href = regexp.MustCompile(`href="([^"]*)"`)
 func TestLandingPageLinksWork(t *testing.T) {
 	e := start(t, "--demo")
 	var page string
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testenv.HangGuard)
 	for {
 		page, _ = e.get(t, "/", nil)
 		if !strings.Contains(page, "waiting for the first poll") || time.Now().After(deadline) {
@@ -151,7 +152,7 @@ func TestLogCollecting(t *testing.T) {
 	mu.Unlock()
 	select {
 	case <-done:
-	case <-time.After(5 * time.Second):
+	case <-time.After(testenv.HangGuard):
 		t.Fatal("logCollecting did not return after every collector's first poll")
 	}
 	var got []string

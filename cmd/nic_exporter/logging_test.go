@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 // stopForLog stops a started exporter with SIGTERM and returns everything
@@ -24,8 +26,8 @@ func stopForLog(t *testing.T, e *exporter) string {
 		if err != nil {
 			t.Fatalf("exit after SIGTERM: %v\n%s", err, e.stderr.String())
 		}
-	case <-time.After(15 * time.Second):
-		t.Fatalf("no exit 15 s after SIGTERM")
+	case <-time.After(testenv.HangGuard):
+		t.Fatalf("no exit after SIGTERM")
 	}
 	return e.stderr.String()
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 // VMA log lines as libvma writes them to VMA_LOG_FILE.
@@ -320,7 +321,7 @@ func TestApplogSkipsNonRegularFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(testenv.HangGuard):
 		t.Fatal("the poll blocked on a named pipe")
 	}
 	if c := errs.Counts(); len(c) != 1 {

@@ -159,7 +159,7 @@ func (n *vethNet) traffic(t *testing.T, ipA string, count int) {
 		c.Close()
 	}
 	// The deadline only bounds a broken setup; it asserts no timing.
-	_ = rx.SetReadDeadline(time.Now().Add(20 * time.Second))
+	_ = rx.SetReadDeadline(time.Now().Add(testenv.HangGuard))
 	buf := make([]byte, 64)
 	for i := 0; i < count; i++ {
 		if _, _, err := rx.ReadFromUDP(buf); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 // TestInfiniBandFIFO plants a FIFO with no writer in place of mlx5_2's
@@ -40,7 +41,7 @@ func TestInfiniBandFIFO(t *testing.T) {
 	var res result
 	select {
 	case res = <-done:
-	case <-time.After(20 * time.Second):
+	case <-time.After(testenv.HangGuard):
 		t.Fatal("the poll blocked on the FIFO") // the blocked open ends with the test binary
 	}
 	if res.err != nil {

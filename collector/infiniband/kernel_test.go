@@ -18,6 +18,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/collector/infiniband"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 	"github.com/nic-exporter/nic_exporter/internal/testenv/guest"
 )
 
@@ -64,7 +65,7 @@ func sysfsFile(t *testing.T, rel string) string {
 // updates rxe port state from netdev events asynchronously.
 func waitFor(t *testing.T, dev, want string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testenv.HangGuard)
 	for {
 		got := sysfsFile(t, dev+"/ports/1/phys_state")
 		if got == want {

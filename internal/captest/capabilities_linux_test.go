@@ -215,7 +215,7 @@ func setUpGuest(t *testing.T) {
 
 func waitFor(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testenv.HangGuard)
 	for {
 		if _, err := os.Stat(path); err == nil {
 			return
@@ -309,7 +309,7 @@ func runExporter(t *testing.T, caps []uintptr, port, vmaPid int, captures string
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-exited:
-		case <-time.After(20 * time.Second):
+		case <-time.After(testenv.HangGuard):
 			_ = cmd.Process.Kill()
 			<-exited
 		}

@@ -39,7 +39,7 @@ func TestNewRefusesNonNamespace(t *testing.T) {
 			if !errors.Is(err, ErrNotNamespace) {
 				t.Errorf("New(%s) = %v, want ErrNotNamespace", path, err)
 			}
-		case <-time.After(20 * time.Second):
+		case <-time.After(testenv.HangGuard):
 			t.Fatalf("New(%s) blocked", path)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nic-exporter/nic_exporter/internal/safefile"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 // kernelLines are kernel log messages as the drivers print them (the
@@ -455,7 +456,7 @@ func TestLoadHostileFiles(t *testing.T) {
 			if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.path) {
 				t.Errorf("Load(%s) = %v, want an error naming the file that wraps %v", tt.path, err, tt.wantErr)
 			}
-		case <-time.After(20 * time.Second):
+		case <-time.After(testenv.HangGuard):
 			t.Fatalf("Load(%s) did not return", tt.path)
 		}
 	}

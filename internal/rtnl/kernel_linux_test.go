@@ -103,7 +103,7 @@ func traffic(t testing.TB, from, to *net.UDPConn, count int) {
 		if _, err := from.WriteToUDP(make([]byte, 100+i), to.LocalAddr().(*net.UDPAddr)); err != nil {
 			t.Fatal(err)
 		}
-		to.SetReadDeadline(time.Now().Add(5 * time.Second))
+		to.SetReadDeadline(time.Now().Add(testenv.HangGuard))
 		if _, _, err := to.ReadFromUDP(buf); err != nil {
 			t.Fatalf("datagram %d: %v", i, err)
 		}
@@ -246,7 +246,7 @@ func TestLinksKernel(t *testing.T) {
 	// within a second.
 	run(t, "ip", "-n", b, "link", "set", "vb", "down")
 	var va2 Link
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(testenv.HangGuard); ; time.Sleep(50 * time.Millisecond) {
 		va2 = linksByName(t, c)["va"]
 		if va2.OperState != OperUp || time.Now().After(deadline) {
 			break
