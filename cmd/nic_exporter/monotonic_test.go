@@ -94,20 +94,44 @@ func short() (string, time.Duration) {
 	return strings.Join(s, ","), 5*time.Second + time.Duration(len(demo.Faults()))*7*time.Second + 3*time.Minute
 }
 
+// long starts every fault at 10 s without an end and runs for 30 minutes:
+// faults whose effects grow with time (optic_degrading reaches its worst
+// bit error rate after its default 6 minutes) are checked long after
+// they have saturated. It is stepped 20 s at a time, which keeps its
+// CPU cost near that of the others.
+func long() (string, time.Duration) {
+	var s []string
+	for _, f := range demo.Faults() {
+		s = append(s, f+"@10s")
+	}
+	return strings.Join(s, ","), 10*time.Second + 30*time.Minute
+}
+
 // TestDemoCountersMonotonic walks the demo host through fault schedules
-// that cover every fault's start, phases and end, on a clock stepped 5 s
-// at a time, polls every collector at each step, and fails for each
-// counter series that decreases.
+// that cover every fault's start, phases and end, and every fault held
+// for 30 minutes, on a clock stepped 5 s (20 s for the 30 minutes) at a
+// time, polls every collector
+// at each step, and fails for each counter series of /metrics or
+// /metrics/detail that decreases. The clock is simulated: the 30 minutes
+// cost no wall time, only the polls.
 func TestDemoCountersMonotonic(t *testing.T) {
-	for name, schedule := range map[string]func() (string, time.Duration){"staggered": staggered, "short and repeated": short} {
-		t.Run(name, func(t *testing.T) {
-			faults, end := schedule()
-			checkMonotonic(t, faults, end)
+	for _, tc := range []struct {
+		name     string
+		schedule func() (string, time.Duration)
+		step     time.Duration
+	}{
+		{"staggered", staggered, 5 * time.Second},
+		{"short and repeated", short, 5 * time.Second},
+		{"all for 30 minutes", long, 20 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			faults, end := tc.schedule()
+			checkMonotonic(t, faults, end, tc.step)
 		})
 	}
 }
 
-func checkMonotonic(t *testing.T, faults string, end time.Duration) {
+func checkMonotonic(t *testing.T, faults string, end, step time.Duration) {
 	o, err := parseFlags([]string{"--demo", "--demo.faults=" + faults}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +168,7 @@ func checkMonotonic(t *testing.T, faults string, end time.Duration) {
 	}
 	w := &counterWatch{last: make(map[string]float64)}
 	errs := collector.NewSourceErrors(zap.NewNop(), time.Hour)
-	for elapsed := time.Duration(0); elapsed <= end; elapsed += 5 * time.Second {
+	for elapsed := time.Duration(0); elapsed <= end; elapsed += step {
 		mu.Lock()
 		now = start.Add(elapsed)
 		mu.Unlock()
@@ -156,12 +180,15 @@ func checkMonotonic(t *testing.T, faults string, end time.Duration) {
 			if err := c.Update(context.Background(), collector.NewPoll(b, errs)); err != nil {
 				t.Fatalf("at %s: collector %s: %v", elapsed, c.Name(), err)
 			}
-			dec, err := w.observe(b.Snapshot().String())
-			if err != nil {
-				t.Fatalf("at %s: collector %s: %v", elapsed, c.Name(), err)
-			}
-			for _, d := range dec {
-				t.Errorf("at %s: %s", elapsed, d)
+			snap := b.Snapshot()
+			for part, text := range map[string]string{"/metrics": snap.String(), "/metrics/detail": snap.Detail().String()} {
+				dec, err := w.observe(text)
+				if err != nil {
+					t.Fatalf("at %s: collector %s, %s: %v", elapsed, c.Name(), part, err)
+				}
+				for _, d := range dec {
+					t.Errorf("at %s: %s: %s", elapsed, part, d)
+				}
 			}
 		}
 	}

@@ -24,7 +24,8 @@ type CaptureConfig struct {
 	// when it is empty. It is created if missing.
 	Dir string
 	// MaxFiles bounds the number of evidence files; the oldest are
-	// removed first. Default 100.
+	// removed first. Only files this exporter wrote (named as
+	// captureName recognises) are counted or removed. Default 100.
 	MaxFiles int
 	// MaxBytes bounds the total size of the evidence files; the oldest
 	// are removed first, but the newest file is always kept. Default
@@ -119,9 +120,41 @@ func newCaptureStore(cfg CaptureConfig) *captureStore {
 	return &captureStore{cfg: cfg}
 }
 
-// captureSuffix ends the names of evidence files; only such files are
-// ever removed from the directory.
-const captureSuffix = ".devlink.json"
+// Evidence file names are capturePrefix, the UTC time (captureTime), a
+// dash, a four-digit sequence number, "_<device>_<reporter>" and
+// captureSuffix. Only files whose names have this form are ever removed
+// from the directory: an operator's own *.devlink.json kept there, or
+// anything else, is neither counted nor removed.
+const (
+	capturePrefix = "nic_exporter-"
+	captureTime   = "20060102T150405.000000000Z"
+	captureSuffix = ".devlink.json"
+)
+
+// captureName returns the time and sequence number of an evidence file
+// this exporter wrote, and false for any other name.
+func captureName(name string) (time.Time, int, bool) {
+	rest, ok := strings.CutPrefix(name, capturePrefix)
+	if !ok || !strings.HasSuffix(rest, captureSuffix) || len(rest) < len(captureTime)+6 {
+		return time.Time{}, 0, false
+	}
+	at, err := time.Parse(captureTime, rest[:len(captureTime)])
+	if err != nil {
+		return time.Time{}, 0, false
+	}
+	rest = rest[len(captureTime):]
+	if rest[0] != '-' || rest[5] != '_' {
+		return time.Time{}, 0, false
+	}
+	seq := 0
+	for _, c := range rest[1:5] {
+		if c < '0' || c > '9' {
+			return time.Time{}, 0, false
+		}
+		seq = seq*10 + int(c-'0')
+	}
+	return at, seq, true
+}
 
 // write stores ev and returns the file's path.
 func (s *captureStore) write(ev *Evidence) (string, error) {
@@ -139,7 +172,7 @@ func (s *captureStore) write(ev *Evidence) (string, error) {
 		return "", fmt.Errorf("creating the capture directory: %w", err)
 	}
 	s.seq++
-	name := fmt.Sprintf("%s-%04d_%s_%s%s", now.Format("20060102T150405.000000000Z"), s.seq%10000,
+	name := fmt.Sprintf("%s%s-%04d_%s_%s%s", capturePrefix, now.Format(captureTime), s.seq%10000,
 		sanitize(ev.Device+portSuffix(ev.Port)), sanitize(ev.Reporter), captureSuffix)
 	path := filepath.Join(s.cfg.Dir, name)
 	tmp, err := os.CreateTemp(s.cfg.Dir, ".capture-*")
@@ -156,37 +189,53 @@ func (s *captureStore) write(ev *Evidence) (string, error) {
 		os.Remove(tmp.Name())
 		return "", fmt.Errorf("writing evidence: %w", err)
 	}
-	return path, s.prune()
+	return path, s.prune(name)
 }
 
-// prune removes the oldest evidence files until the directory is within
-// its bounds; the newest file always stays.
-func (s *captureStore) prune() error {
+// prune removes the oldest evidence files this exporter wrote (by the
+// time in their names) until they are within the bounds. Other files are
+// not counted and never removed, and neither is just, the file just
+// written, whatever the bounds.
+func (s *captureStore) prune(just string) error {
 	entries, err := os.ReadDir(s.cfg.Dir)
 	if err != nil {
 		return fmt.Errorf("listing the capture directory: %w", err)
 	}
 	type file struct {
 		name string
+		at   time.Time
+		seq  int
 		size int64
 	}
 	var files []file
 	var total int64
 	for _, e := range entries {
-		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), captureSuffix) {
+		at, seq, ok := captureName(e.Name())
+		if !ok || !e.Type().IsRegular() {
 			continue
 		}
 		info, err := e.Info()
 		if err != nil {
 			continue // removed meanwhile
 		}
-		files = append(files, file{e.Name(), info.Size()})
 		total += info.Size()
+		if e.Name() == just {
+			continue // counted, never removed
+		}
+		files = append(files, file{e.Name(), at, seq, info.Size()})
 	}
-	// Names start with the UTC time, so they sort oldest first.
-	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
+	sort.Slice(files, func(i, j int) bool {
+		a, b := files[i], files[j]
+		if !a.at.Equal(b.at) {
+			return a.at.Before(b.at)
+		}
+		if a.seq != b.seq {
+			return a.seq < b.seq
+		}
+		return a.name < b.name
+	})
 	var errs []error
-	for len(files) > 1 && (len(files) > s.cfg.MaxFiles || total > s.cfg.MaxBytes) {
+	for len(files) > 0 && (len(files)+1 > s.cfg.MaxFiles || total > s.cfg.MaxBytes) {
 		if err := os.Remove(filepath.Join(s.cfg.Dir, files[0].name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}

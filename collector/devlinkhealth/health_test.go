@@ -411,7 +411,7 @@ func TestCaptureStoreBounds(t *testing.T) {
 	if diff := cmp.Diff(want, left()); diff != "" {
 		t.Errorf("files after 5 writes with 3 allowed (-want +got):\n%s", diff)
 	}
-	if !strings.HasPrefix(written[0], "20261122T000001.000000000Z-0001_pci_0000_08_00.1_r0") {
+	if !strings.HasPrefix(written[0], "nic_exporter-20261122T000001.000000000Z-0001_pci_0000_08_00.1_r0") {
 		t.Errorf("file name %s", written[0])
 	}
 

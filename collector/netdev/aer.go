@@ -94,8 +94,10 @@ func parseAER(s, total string) (uint64, []aerCount, error) {
 // readAER reads the AER statistics attributes of the PCI function in dir.
 // A function without an AER capability, and any function on a kernel
 // before 4.19, has none of the files: nothing is reported. A file that
-// cannot be read is reported once and not read again for the interface
-// identity; one that does not parse is reported on every poll.
+// answers EINVAL or EOPNOTSUPP is reported once and not read again for the
+// interface identity; any other read error (EMFILE, EACCES, EIO, a file
+// that is not a regular file) and a file that does not parse are reported
+// at every poll, and the file is read again at the next.
 func (n *Collector) readAER(dir, identity string, p *collector.Poll) []aerStats {
 	var out []aerStats
 	for _, f := range aerFiles {
@@ -104,10 +106,10 @@ func (n *Collector) readAER(dir, identity string, p *collector.Poll) []aerStats 
 			continue
 		}
 		path := filepath.Join(dir, f.file)
-		s, err := sysfs.ReadAttr(path)
+		s, err := n.readAttr(path)
 		if err != nil {
 			if !sysfs.IsNotExist(err) {
-				n.unsupported.Add(identity, key)
+				n.unsupported.Remember(identity, key, err)
 				p.SourceError(path, err)
 			}
 			continue

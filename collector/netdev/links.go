@@ -214,10 +214,9 @@ func (r *attrReader) get(rel string, optionalFile bool) (string, bool) {
 		if optionalFile {
 			return "", false
 		}
-	case errors.Is(err, syscall.EINVAL), errors.Is(err, syscall.EOPNOTSUPP):
-		// The driver does not support it; remember, so it is not read
+	case r.unsupported.Remember(r.identity, rel, err):
+		// The driver does not support it; remembered, so it is not read
 		// again for this interface.
-		r.unsupported.Add(r.identity, rel)
 		if rel == "speed" {
 			// Drivers without a speed (loopback, IPoIB, many virtual
 			// devices) answer EINVAL: documented as an absent series,

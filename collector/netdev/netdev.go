@@ -54,6 +54,10 @@ type Collector struct {
 	log         *zap.Logger
 	links       LinkSource
 	unsupported *sysfs.UnsupportedSet
+	// readAttr reads the PCI function's attributes; sysfs.ReadAttr, which
+	// tests replace to inject errors a fixture tree cannot produce
+	// (EMFILE, or EACCES for root).
+	readAttr func(path string) (string, error)
 }
 
 // New returns a netdev collector.
@@ -62,7 +66,7 @@ func New(cfg Config, log *zap.Logger) *Collector {
 	if links == nil {
 		links = NewSysfsLinks(cfg.SysfsPath)
 	}
-	return &Collector{cfg: cfg, log: log, links: links, unsupported: sysfs.NewUnsupportedSet()}
+	return &Collector{cfg: cfg, log: log, links: links, unsupported: sysfs.NewUnsupportedSet(), readAttr: sysfs.ReadAttr}
 }
 
 // Name implements collector.Collector.
@@ -243,10 +247,13 @@ func (n *Collector) readPCI(devDir, identity string, p *collector.Poll) *pciLink
 		if n.unsupported.Has(identity, "pci/"+file) {
 			return sysfs.Optional{}
 		}
-		s, err := sysfs.ReadAttr(filepath.Join(dir, file))
+		s, err := n.readAttr(filepath.Join(dir, file))
 		if err != nil {
 			if !sysfs.IsNotExist(err) { // no PCIe capability: not an error
-				n.unsupported.Add(identity, "pci/"+file)
+				// Only an unsupported attribute is not read again: a
+				// transient error (EMFILE, ENFILE, EACCES) drops the
+				// series for this poll only.
+				n.unsupported.Remember(identity, "pci/"+file, err)
 				p.SourceError(filepath.Join(dir, file), err)
 			}
 			return sysfs.Optional{}
@@ -258,7 +265,7 @@ func (n *Collector) readPCI(devDir, identity string, p *collector.Poll) *pciLink
 		return sysfs.Optional{V: v, OK: ok}
 	}
 	width := func(file string) sysfs.Optional {
-		s, err := sysfs.ReadAttr(filepath.Join(dir, file))
+		s, err := n.readAttr(filepath.Join(dir, file))
 		if err != nil {
 			if !sysfs.IsNotExist(err) {
 				p.SourceError(filepath.Join(dir, file), err)
@@ -279,7 +286,7 @@ func (n *Collector) readPCI(devDir, identity string, p *collector.Poll) *pciLink
 	link.maxSpeed = speed("max_link_speed")
 	link.curWidth = width("current_link_width")
 	link.maxWidth = width("max_link_width")
-	if s, err := sysfs.ReadAttr(filepath.Join(dir, "numa_node")); err == nil {
+	if s, err := n.readAttr(filepath.Join(dir, "numa_node")); err == nil {
 		if v, err := sysfs.ParseInt(s); err == nil {
 			link.numa = sysfs.Optional{V: float64(v), OK: true}
 		} else {

@@ -375,8 +375,8 @@ func emitModule(p *collector.Poll, name string, m *sff.Module) {
 		if t == nil {
 			return
 		}
-		for i, v := range [4]float64{t.HighAlarm, t.HighWarning, t.LowWarning, t.LowAlarm} {
-			gauge(d, &v, name, levels[i])
+		for i, v := range [4]*float64{&t.HighAlarm, t.HighWarning, t.LowWarning, &t.LowAlarm} {
+			gauge(d, v, name, levels[i]) // an absent warning is left out
 		}
 	}
 	thresholds(trTempThr, m.TemperatureThresholds)

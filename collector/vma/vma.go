@@ -47,6 +47,12 @@ type Config struct {
 	// processes exported at the last poll are opened first, and the rest
 	// take turns over the polls. Files left over are counted as skipped.
 	MaxFiles int
+	// MaxNames is the most directory entries read per poll; default
+	// vmastats.DefaultMaxNames. The files of live processes are looked
+	// up by name (see vmastats.Scanner), so they are found at every poll
+	// however many names the directories hold; the entries read serve to
+	// count the files of dead pids, over as many polls as that takes.
+	MaxNames int
 }
 
 // DefaultMaxFiles is the default of Config.MaxFiles: far more accelerated
@@ -61,10 +67,15 @@ type Collector struct {
 	cfg Config
 	log *zap.Logger
 	fd  *fdFamilies // the per-socket families, in the part cfg.PerSocket says
+	// load is vmastats.Load; tests replace it to count the files opened.
+	load func(vmastats.Candidate, vmastats.LoadOptions) (*vmastats.Loaded, error)
 
-	mu    sync.Mutex
-	gen   uint64
-	procs map[string]*vmaProc // by file path
+	mu      sync.Mutex
+	scanner *vmastats.Scanner
+	// lastScan is what the last poll's scan did, for tests.
+	lastScan vmastats.Scan
+	gen      uint64
+	procs    map[string]*vmaProc // by file path
 	// turn rotates the files of processes not exported at the last poll,
 	// so that past MaxFiles each gets its turn.
 	turn int
@@ -91,7 +102,8 @@ func New(cfg Config, log *zap.Logger) *Collector {
 	if cfg.PerSocket {
 		fd = fdInDefault
 	}
-	return &Collector{cfg: cfg, log: log, fd: fd, procs: make(map[string]*vmaProc)}
+	scanner := vmastats.NewScanner(vmastats.ScannerConfig{Dirs: cfg.Dirs, ProcPath: cfg.ProcPath, Liveness: cfg.Liveness, MaxNames: cfg.MaxNames})
+	return &Collector{cfg: cfg, log: log, fd: fd, load: vmastats.Load, scanner: scanner, procs: make(map[string]*vmaProc)}
 }
 
 // Name implements collector.Collector.
@@ -258,15 +270,21 @@ type vmaExported struct {
 
 // Update implements collector.Collector.
 func (v *Collector) Update(ctx context.Context, p *collector.Poll) error {
-	cands, err := vmastats.Discover(v.cfg.Dirs)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	known := make([]vmastats.Candidate, 0, len(v.procs))
+	for path, st := range v.procs {
+		known = append(known, vmastats.Candidate{Path: path, PID: st.pid})
+	}
+	scan, err := v.scanner.Scan(known)
+	v.lastScan = scan
 	if errors.Is(err, vmastats.ErrNoDir) {
 		return fmt.Errorf("%w: %v", collector.ErrNoSource, err)
 	}
 	if err != nil {
 		return err
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
+	cands := scan.Candidates
 	v.gen++
 	counts := make(map[string]int, len(vmaStates))
 	// keep lists the files whose state survives this poll: live ones, and
@@ -274,8 +292,8 @@ func (v *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	// writer), so one bad poll does not drop the totals of closed sockets.
 	keep := make(map[string]bool, len(cands))
 	exported := make(map[int]vmaExported, len(cands))
-	order, stale, known := v.schedule(cands)
-	counts[vmaStale] += stale
+	order, nKnown := v.schedule(cands)
+	counts[vmaStale] += scan.Stale
 	if len(order) > v.cfg.MaxFiles {
 		for _, c := range order[v.cfg.MaxFiles:] {
 			if v.procs[c.Path] != nil {
@@ -283,7 +301,7 @@ func (v *Collector) Update(ctx context.Context, p *collector.Poll) error {
 			}
 		}
 		counts[vmaSkipped] = len(order) - v.cfg.MaxFiles
-		v.turn += v.cfg.MaxFiles - min(known, v.cfg.MaxFiles)
+		v.turn += v.cfg.MaxFiles - min(nKnown, v.cfg.MaxFiles)
 		order = order[:v.cfg.MaxFiles]
 	}
 	for _, c := range order {
@@ -295,7 +313,7 @@ func (v *Collector) Update(ctx context.Context, p *collector.Poll) error {
 		if prev == nil {
 			opts.Settle = v.cfg.Settle
 		}
-		l, err := vmastats.Load(c, opts)
+		l, err := v.load(c, opts)
 		state := vmaLive
 		switch {
 		case errors.Is(err, vmastats.ErrFiltered):
@@ -353,27 +371,13 @@ func (v *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	return nil
 }
 
-// schedule orders the candidates of one poll for opening. Candidates whose
-// pid names no process (when the Liveness can tell, see
-// vmastats.PIDChecker) are left out and counted in stale: they are never
-// opened. The files exported at the last poll come first (known of
-// them), then the others, rotated by v.turn.
-func (v *Collector) schedule(cands []vmastats.Candidate) (order []vmastats.Candidate, stale, known int) {
-	checker, _ := v.cfg.Liveness.(vmastats.PIDChecker)
-	alive := make(map[int]bool)
+// schedule orders the candidates of one poll for opening: the files
+// exported at the last poll first (known of them), then the others,
+// rotated by v.turn. The scanner has already left out files of pids that
+// name no process.
+func (v *Collector) schedule(cands []vmastats.Candidate) (order []vmastats.Candidate, known int) {
 	var fresh []vmastats.Candidate
 	for _, c := range cands {
-		if checker != nil {
-			a, ok := alive[c.PID]
-			if !ok {
-				a = checker.Alive(c.PID)
-				alive[c.PID] = a
-			}
-			if !a {
-				stale++
-				continue
-			}
-		}
 		if v.procs[c.Path] != nil {
 			order = append(order, c)
 		} else {
@@ -385,7 +389,7 @@ func (v *Collector) schedule(cands []vmastats.Candidate) (order []vmastats.Candi
 		k := v.turn % len(fresh)
 		order = append(append(order, fresh[k:]...), fresh[:k]...)
 	}
-	return order, stale, known
+	return order, known
 }
 
 var (

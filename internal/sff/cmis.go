@@ -112,8 +112,8 @@ func decodeCMIS(m *Memory) (*Module, error) {
 		if err := p2.need(cmisThrTemp, cmisPage2End-cmisThrTemp, "thresholds (bytes 128-199)"); err != nil {
 			return nil, err
 		}
-		four := func(f func(view, int) float64, off int) Thresholds {
-			return Thresholds{HighAlarm: f(p2, off), LowAlarm: f(p2, off+2), HighWarning: f(p2, off+4), LowWarning: f(p2, off+6)}
+		four := func(f func(view, int) float64, off int) limits {
+			return limits{highAlarm: f(p2, off), lowAlarm: f(p2, off+2), highWarning: f(p2, off+4), lowWarning: f(p2, off+6)}
 		}
 		if hasTemp {
 			mod.TemperatureThresholds = mod.thresholds(four(temp, cmisThrTemp), "temperature")

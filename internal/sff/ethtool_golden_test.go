@@ -190,12 +190,13 @@ func splitLevel(label string) (mon, level string, threshold bool) {
 	return label, "", threshold
 }
 
-func thresholdLevel(t *Thresholds, level string) float64 {
+// thresholdLevel returns one level of t; nil for an absent warning.
+func thresholdLevel(t *Thresholds, level string) *float64 {
 	switch level {
 	case "high alarm":
-		return t.HighAlarm
+		return &t.HighAlarm
 	case "low alarm":
-		return t.LowAlarm
+		return &t.LowAlarm
 	case "high warning":
 		return t.HighWarning
 	default:
@@ -297,7 +298,11 @@ func checkEthtoolLine(m *Module, l ethtoolLine, drift map[string]map[string]floa
 		if t == nil {
 			return fmt.Errorf("thresholds not decoded (warnings %q), ethtool printed %q", m.Warnings, l.value)
 		}
-		got = thresholdLevel(t, level) * mon.scale
+		v := thresholdLevel(t, level)
+		if v == nil {
+			return fmt.Errorf("%s threshold absent, ethtool printed %q", level, l.value)
+		}
+		got = *v * mon.scale
 	} else {
 		v := mon.value(m)
 		if v == nil {
@@ -405,7 +410,7 @@ func TestCheckEthtoolLine(t *testing.T) {
 		TemperatureCelsius: ptr(41.390625),
 		Lanes:              []Lane{{Index: 1, BiasAmperes: &bias, TxPowerWatts: ptr(1.5086e-3)}},
 		TemperatureFlags:   &Flags{HighWarning: true},
-		VoltageThresholds:  &Thresholds{HighAlarm: 3.6, LowAlarm: 3, HighWarning: 3.5, LowWarning: 3.1},
+		VoltageThresholds:  &Thresholds{HighAlarm: 3.6, LowAlarm: 3, HighWarning: ptr(3.5), LowWarning: ptr(3.1)},
 	}
 	tests := []struct {
 		label, value string

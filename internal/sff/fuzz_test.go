@@ -17,7 +17,7 @@ func checkFinite(t *testing.T, m *Module) {
 	}
 	for _, th := range []*Thresholds{m.TemperatureThresholds, m.VoltageThresholds, m.BiasThresholds, m.TxPowerThresholds, m.RxPowerThresholds} {
 		if th != nil {
-			vals = append(vals, &th.HighAlarm, &th.LowAlarm, &th.HighWarning, &th.LowWarning)
+			vals = append(vals, &th.HighAlarm, &th.LowAlarm, th.HighWarning, th.LowWarning)
 			if !th.ordered() {
 				t.Errorf("unordered thresholds %+v kept", *th)
 			}

@@ -116,9 +116,9 @@ func actual(m *Module, key string) (string, float64, bool) {
 		case "temp_low_alarm_c":
 			return "", t.LowAlarm, true
 		case "temp_high_warning_c":
-			return "", t.HighWarning, true
+			return deref(t.HighWarning)
 		case "temp_low_warning_c":
-			return "", t.LowWarning, true
+			return deref(t.LowWarning)
 		}
 	}
 	var lane int

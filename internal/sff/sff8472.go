@@ -101,8 +101,8 @@ func decodeSFF8472(m *Memory) (*Module, error) {
 		p := rxPoly[0] + rxPoly[1]*x + rxPoly[2]*x*x + rxPoly[3]*x*x*x + rxPoly[4]*x*x*x*x
 		return math.Max(0, p) * powerLSB
 	}
-	four := func(f func(int) float64, off int) Thresholds {
-		return Thresholds{HighAlarm: f(off), LowAlarm: f(off + 2), HighWarning: f(off + 4), LowWarning: f(off + 6)}
+	four := func(f func(int) float64, off int) limits {
+		return limits{highAlarm: f(off), lowAlarm: f(off + 2), highWarning: f(off + 4), lowWarning: f(off + 6)}
 	}
 	mod.TemperatureCelsius = mod.finite(temp(sfpMonitors), "temperature")
 	mod.SupplyVolts = mod.finite(volt(sfpMonitors+2), "supply voltage")

@@ -113,8 +113,8 @@ func decodeSFF8636(m *Memory) (*Module, error) {
 	if err := p3.need(qsfpThrTemp, qsfpPage3End-qsfpThrTemp, "thresholds (bytes 128-199)"); err != nil {
 		return nil, err
 	}
-	four := func(f func(view, int) float64, off int) Thresholds {
-		return Thresholds{HighAlarm: f(p3, off), LowAlarm: f(p3, off+2), HighWarning: f(p3, off+4), LowWarning: f(p3, off+6)}
+	four := func(f func(view, int) float64, off int) limits {
+		return limits{highAlarm: f(p3, off), lowAlarm: f(p3, off+2), highWarning: f(p3, off+4), lowWarning: f(p3, off+6)}
 	}
 	mod.TemperatureThresholds = mod.thresholds(four(temp, qsfpThrTemp), "temperature")
 	mod.VoltageThresholds = mod.thresholds(four(volt, qsfpThrVcc), "voltage")

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // sfp builds an SFF-8472 memory with internal calibration, DDM and flags
@@ -106,8 +108,8 @@ func TestSFF8472(t *testing.T) {
 		near(t, "bias", m.Lanes[0].BiasAmperes, 0.006)
 		near(t, "tx", m.Lanes[0].TxPowerWatts, 0.0005)
 		near(t, "rx (dark receiver is 0 W, not NaN)", m.Lanes[0].RxPowerWatts, 0)
-		if got := *m.TemperatureThresholds; got != (Thresholds{HighAlarm: 80, LowAlarm: -10, HighWarning: 70, LowWarning: 0}) {
-			t.Errorf("temperature thresholds = %+v", got)
+		if diff := cmp.Diff(&Thresholds{HighAlarm: 80, LowAlarm: -10, HighWarning: ptr(70), LowWarning: ptr(0)}, m.TemperatureThresholds); diff != "" {
+			t.Errorf("temperature thresholds (-want +got):\n%s", diff)
 		}
 		if m.VoltageThresholds != nil {
 			t.Errorf("all-zero voltage thresholds = %+v, want nil", m.VoltageThresholds)
@@ -274,13 +276,13 @@ func TestSFF8636(t *testing.T) {
 	if !m.TemperatureFlags.HighWarning || !m.Lanes[1].RxPowerFlags.LowAlarm || m.Lanes[0].RxPowerFlags.LowAlarm || !m.Lanes[2].BiasFlags.HighAlarm {
 		t.Errorf("flags: temp %+v lane2 rx %+v lane3 bias %+v", m.TemperatureFlags, m.Lanes[1].RxPowerFlags, m.Lanes[2].BiasFlags)
 	}
-	if got := *m.TemperatureThresholds; got != (Thresholds{HighAlarm: 75, LowAlarm: -5, HighWarning: 70, LowWarning: 0}) {
-		t.Errorf("temperature thresholds %+v", got)
+	if diff := cmp.Diff(&Thresholds{HighAlarm: 75, LowAlarm: -5, HighWarning: ptr(70), LowWarning: ptr(0)}, m.TemperatureThresholds); diff != "" {
+		t.Errorf("temperature thresholds (-want +got):\n%s", diff)
 	}
 	near(t, "rx low alarm", &m.RxPowerThresholds.LowAlarm, 100*0.1e-6)
 	near(t, "bias high alarm", &m.BiasThresholds.HighAlarm, 7500*2e-6)
-	near(t, "tx high warning", &m.TxPowerThresholds.HighWarning, 15000*0.1e-6)
-	near(t, "vcc low warning", &m.VoltageThresholds.LowWarning, 3.135)
+	near(t, "tx high warning", m.TxPowerThresholds.HighWarning, 15000*0.1e-6)
+	near(t, "vcc low warning", m.VoltageThresholds.LowWarning, 3.135)
 	if m.Identity.ConnectorName != "MPO 1x12" || m.Identity.VendorName != "QSFP VENDOR" {
 		t.Errorf("identity %+v", m.Identity)
 	}
@@ -421,5 +423,31 @@ func TestMemoryPut(t *testing.T) {
 	pm := FromPagedDump(flat)
 	if got := pm.Upper[PageKey{Addr: AddrA0, Page: 3}][5]; got != 0xab {
 		t.Errorf("FromPagedDump page 03h byte 133 = %#x", got)
+	}
+}
+
+// TestThresholdsZeroWarnings checks the rule for warning thresholds left
+// at 0: each one beside a non-zero alarm is absent, except a low warning
+// of 0 below a negative low alarm, a real temperature threshold.
+func TestThresholdsZeroWarnings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   limits
+		want *Thresholds
+	}{
+		{"all zero: not advertised", limits{}, nil},
+		{"all set", limits{80, -10, 70, 0}, &Thresholds{HighAlarm: 80, LowAlarm: -10, HighWarning: ptr(70), LowWarning: ptr(0)}},
+		{"temperature alarms only", limits{75, -5, 0, 0}, &Thresholds{HighAlarm: 75, LowAlarm: -5, LowWarning: ptr(0)}},
+		{"voltage alarms only", limits{3.6, 3.0, 0, 0}, &Thresholds{HighAlarm: 3.6, LowAlarm: 3.0}},
+		{"power high warning only zero", limits{2e-3, 1e-4, 0, 2e-4}, &Thresholds{HighAlarm: 2e-3, LowAlarm: 1e-4, LowWarning: ptr(2e-4)}},
+		{"power low alarm zero", limits{2e-3, 0, 1.5e-3, 0}, &Thresholds{HighAlarm: 2e-3, LowAlarm: 0, HighWarning: ptr(1.5e-3), LowWarning: ptr(0)}},
+		{"out of order", limits{3.6, 3.0, 3.7, 3.1}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := (&Module{}).thresholds(tc.in, "test")
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("thresholds(%+v) (-want +got):\n%s", tc.in, diff)
+			}
+		})
 	}
 }

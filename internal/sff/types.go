@@ -74,21 +74,38 @@ type Flags struct {
 }
 
 // Thresholds are the module-advertised limits of one monitor, in the same
-// unit as the monitor.
+// unit as the monitor. A warning threshold is nil when the module leaves
+// it at 0 beside a non-zero alarm (see Module.thresholds).
 type Thresholds struct {
 	HighAlarm   float64
 	LowAlarm    float64
-	HighWarning float64
-	LowWarning  float64
+	HighWarning *float64
+	LowWarning  *float64
 }
 
 // ordered reports whether low alarm <= low warning <= high warning <= high
-// alarm, the only order that makes sense.
+// alarm, the only order that makes sense; absent warnings are left out.
 func (t Thresholds) ordered() bool {
-	return t.LowAlarm <= t.LowWarning && t.LowWarning <= t.HighWarning && t.HighWarning <= t.HighAlarm
+	lo, hi := t.LowAlarm, t.HighAlarm
+	if t.LowWarning != nil {
+		if *t.LowWarning < lo {
+			return false
+		}
+		lo = *t.LowWarning
+	}
+	if t.HighWarning != nil {
+		if *t.HighWarning > hi {
+			return false
+		}
+		hi = *t.HighWarning
+	}
+	return lo <= hi
 }
 
-func (t Thresholds) zero() bool { return t == Thresholds{} }
+// limits are the four thresholds of one monitor as the memory holds them.
+type limits struct {
+	highAlarm, lowAlarm, highWarning, lowWarning float64
+}
 
 // Lane holds the per-lane monitors and flags. A nil value means the
 // module does not implement that monitor.
@@ -124,7 +141,8 @@ type Module struct {
 	// than average power.
 	RxPowerIsOMA bool
 	Lanes        []Lane
-	// Thresholds are nil when not advertised, all zero, or out of order.
+	// Thresholds are nil when not advertised, all zero, or out of order;
+	// a warning threshold of 0 beside a non-zero alarm is nil on its own.
 	TemperatureThresholds *Thresholds
 	VoltageThresholds     *Thresholds
 	BiasThresholds        *Thresholds
@@ -239,19 +257,33 @@ func (mod *Module) finite(f float64, what string) *float64 {
 	return &f
 }
 
-// thresholds keeps t when it is non-zero, finite and ordered.
-func (mod *Module) thresholds(t Thresholds, what string) *Thresholds {
-	if t.zero() {
+// thresholds returns the thresholds of l when they are not all zero,
+// finite and ordered. A warning threshold that is 0 while its alarm is not
+// is absent: modules that fill in only the alarm thresholds leave the
+// warnings at 0, and a high warning of 0 would be crossed by any
+// temperature above 0 °C and any voltage, bias or power at all. The one
+// exception is a low warning of 0 below a negative low alarm: 0 °C is a
+// real low temperature warning (many commercial-range modules advertise
+// -5 or -10 °C and 0 °C), and it is ordered like one.
+func (mod *Module) thresholds(l limits, what string) *Thresholds {
+	if l == (limits{}) {
 		return nil
 	}
-	for _, f := range []float64{t.HighAlarm, t.LowAlarm, t.HighWarning, t.LowWarning} {
+	for _, f := range []float64{l.highAlarm, l.lowAlarm, l.highWarning, l.lowWarning} {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			mod.Warnings = append(mod.Warnings, what+" thresholds: not finite, dropped")
 			return nil
 		}
 	}
+	t := Thresholds{HighAlarm: l.highAlarm, LowAlarm: l.lowAlarm}
+	if l.highWarning != 0 || l.highAlarm == 0 {
+		t.HighWarning = ptr(l.highWarning)
+	}
+	if l.lowWarning != 0 || l.lowAlarm <= 0 {
+		t.LowWarning = ptr(l.lowWarning)
+	}
 	if !t.ordered() {
-		mod.Warnings = append(mod.Warnings, fmt.Sprintf("%s thresholds out of order (low alarm %g, low warning %g, high warning %g, high alarm %g), dropped", what, t.LowAlarm, t.LowWarning, t.HighWarning, t.HighAlarm))
+		mod.Warnings = append(mod.Warnings, fmt.Sprintf("%s thresholds out of order (low alarm %g, low warning %g, high warning %g, high alarm %g), dropped", what, l.lowAlarm, l.lowWarning, l.highWarning, l.highAlarm))
 		return nil
 	}
 	return &t

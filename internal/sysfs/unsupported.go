@@ -3,7 +3,8 @@ package sysfs
 import "sync"
 
 // UnsupportedSet remembers attribute files that answered EINVAL or
-// EOPNOTSUPP for a device, so they are not read again on every poll: on
+// EOPNOTSUPP (IsUnsupported, the one classification every collector
+// uses) for a device, so they are not read again on every poll: on
 // some adapters every read costs a firmware command. (The ethtool
 // collector uses it the same way for ioctls a driver does not support.) Entries are keyed by
 // a device identity that changes when the device is re-created. It is
@@ -35,6 +36,18 @@ func (u *UnsupportedSet) Add(identity, attr string) {
 		u.m[identity] = a
 	}
 	a[attr] = true
+}
+
+// Remember remembers attr of the device identity as unsupported if err
+// says so (IsUnsupported), and reports whether it did. Any other error,
+// such as EMFILE or ENFILE while file descriptors run out, or EACCES, may
+// pass: the attribute is read again at the next poll.
+func (u *UnsupportedSet) Remember(identity, attr string, err error) bool {
+	if !IsUnsupported(err) {
+		return false
+	}
+	u.Add(identity, attr)
+	return true
 }
 
 // Retain forgets every identity not in keep, so devices that went away
