@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 	"github.com/nic-exporter/nic_exporter/vmastats"
 	"github.com/nic-exporter/nic_exporter/vmastats/vmastatstest"
 )
@@ -194,7 +195,7 @@ func TestDiscoverFIFODir(t *testing.T) {
 		if !errors.Is(err, syscall.ENOTDIR) {
 			t.Errorf("Discover(FIFO) = %v, want ENOTDIR", err)
 		}
-	case <-time.After(20 * time.Second):
+	case <-time.After(testenv.HangGuard):
 		t.Fatal("Discover blocked on the FIFO")
 	}
 }

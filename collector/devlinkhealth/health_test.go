@@ -21,6 +21,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/devlink"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 // fakeDevlink is a Source with fixed content that records every
@@ -568,7 +569,7 @@ func TestDevlinkEventBeforeFirstPoll(t *testing.T) {
 		`nic_devlink_health_captures_total{device="pci/0000:08:00.0",port="",netdev="",reporter="fw"} 1`,
 		`nic_devlink_health_captures_total{device="pci/0000:08:00.1",port="",netdev="",reporter="fw_fatal"} 1`,
 	}
-	guard := time.After(10 * time.Second) // a hang guard, not a timing assert
+	guard := time.After(testenv.HangGuard) // a hang guard, not a timing assert
 	var text string
 	for {
 		select {

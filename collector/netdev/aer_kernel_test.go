@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/internal/sysfs"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 	"github.com/nic-exporter/nic_exporter/internal/testenv/guest"
 )
 
@@ -259,7 +260,7 @@ func indexAER(fns []aerFunction, addr string) int {
 func waitAERTotal(t *testing.T, dir, file string, want uint64) {
 	t.Helper()
 	total := aerFileTotal(file)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testenv.HangGuard)
 	for {
 		s, err := sysfs.ReadAttr(filepath.Join(dir, file))
 		if err != nil {

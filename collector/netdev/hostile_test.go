@@ -13,6 +13,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 // TestNetdevHostileTree polls a sysfs tree in which a FIFO with no writer
@@ -68,7 +69,7 @@ func TestNetdevHostileTree(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Update: %v", err)
 		}
-	case <-time.After(20 * time.Second):
+	case <-time.After(testenv.HangGuard):
 		// The blocked open cannot be interrupted; the test binary ends
 		// with it.
 		t.Fatal("the poll blocked on the FIFO")

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nic-exporter/nic_exporter/internal/rtnl"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 func TestStatOrder(t *testing.T) {
@@ -59,7 +60,7 @@ func loopbackTraffic(t *testing.T, netns string, count int) {
 				errc <- err
 				return
 			}
-			rx.SetReadDeadline(time.Now().Add(5 * time.Second))
+			rx.SetReadDeadline(time.Now().Add(testenv.HangGuard))
 			if _, err := rx.Read(buf); err != nil {
 				errc <- err
 				return

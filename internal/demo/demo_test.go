@@ -14,6 +14,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/collector/netdev"
 	"github.com/nic-exporter/nic_exporter/internal/demo"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 func TestParseFaults(t *testing.T) {
@@ -119,7 +120,7 @@ func TestCountersAdvanceAndCloseCleansUp(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { h.Run(ctx); close(done) }()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testenv.HangGuard)
 	for {
 		now, err := os.ReadFile(file)
 		if err != nil {
