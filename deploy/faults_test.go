@@ -259,6 +259,38 @@ func scaledRules(t *testing.T, dir string) string {
 // test checks that every exporter was scraped twice before its fault.
 const catalogueFaultDelay = 15 * time.Second
 
+// catalogueEngine starts the rule engine of a catalogue test in dir: it
+// scrapes the file_sd targets of targetsFile (job nic_exporter) every 3 s,
+// evaluates the alert rules of the file alerts and the recording rules of
+// the file rules every second, and keeps the ALERTS series where the
+// returned API queries them. It returns once the engine is ready.
+type catalogueEngine func(t *testing.T, dir, targetsFile, alerts, rules string) promAPI
+
+// startPrometheusEngine is the catalogue's engine in one Prometheus.
+func startPrometheusEngine(t *testing.T, dir, targetsFile, alerts, rules string) promAPI {
+	t.Helper()
+	prometheus := testenv.LookPath(t, "prometheus")
+	promCfg := fmt.Sprintf(`global:
+  scrape_interval: 3s
+  scrape_timeout: 3s
+  evaluation_interval: 1s
+rule_files: [%q, %q]
+scrape_configs:
+  - job_name: nic_exporter
+    file_sd_configs:
+      - files: [%q]
+`, alerts, rules, targetsFile)
+	promFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(promFile, []byte(promCfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	promAddr := freeAddr(t)
+	prom := startProcess(t, "prometheus", prometheus, "--config.file="+promFile,
+		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+promAddr)
+	waitHTTP(t, prom, "http://"+promAddr+"/-/ready")
+	return promAPI{base: "http://" + promAddr}
+}
+
 // TestFaultCatalogueInStack runs every catalogued fault on a demo exporter
 // of its own, plus a healthy one, as targets of one real Prometheus with
 // the shipped alert rules (every "for:" divided by forScale) and checks
@@ -273,7 +305,15 @@ const catalogueFaultDelay = 15 * time.Second
 // for:), 15 s of margin, and about 20 s to stop the exporters).
 func TestFaultCatalogueInStack(t *testing.T) {
 	t.Parallel() // see TestMain
-	prometheus := testenv.LookPath(t, "prometheus")
+	runCatalogue(t, startPrometheusEngine)
+}
+
+// runCatalogue is the catalogue stack test with the rule engine start
+// (TestFaultCatalogueInStack, TestFaultCatalogueInVMAlert). Its last log
+// line lists each alert that fired with the faults it fired for, the
+// table of deploy/README.md, "Other engines".
+func runCatalogue(t *testing.T, start catalogueEngine) {
+	t.Helper()
 	cat := readCatalogue(t)
 	alerts := alertRules(t)
 	dir := t.TempDir()
@@ -293,25 +333,8 @@ func TestFaultCatalogueInStack(t *testing.T) {
 	}
 	writeTargets()
 	rules, _ := filepath.Abs(rulesFile)
-	promCfg := fmt.Sprintf(`global:
-  scrape_interval: 3s
-  scrape_timeout: 3s
-  evaluation_interval: 1s
-rule_files: [%q, %q]
-scrape_configs:
-  - job_name: nic_exporter
-    file_sd_configs:
-      - files: [%q]
-`, scaledRules(t, dir), rules, targetsFile)
-	promFile := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(promFile, []byte(promCfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	promAddr := freeAddr(t)
-	prom := startProcess(t, "prometheus", prometheus, "--config.file="+promFile,
-		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+promAddr)
-	waitHTTP(t, prom, "http://"+promAddr+"/-/ready")
-	api := promAPI{base: "http://" + promAddr, start: begin}
+	api := start(t, dir, targetsFile, scaledRules(t, dir), rules)
+	api.start = begin
 
 	instance := make(map[string]string)   // address -> fault ("" healthy)
 	faultAt := make(map[string]time.Time) // address -> when its fault starts
@@ -431,7 +454,7 @@ scrape_configs:
 			t.Fatal(err)
 		}
 		if len(res) != 1 {
-			t.Errorf("%s: Prometheus did not scrape its exporter twice in the %v before the fault started; raise catalogueFaultDelay", f, catalogueFaultDelay)
+			t.Errorf("%s: the engine did not scrape its exporter twice in the %v before the fault started; raise catalogueFaultDelay", f, catalogueFaultDelay)
 		}
 	}
 	t.Logf("catalogue stack test ran %v", time.Since(begin).Round(time.Second))
@@ -439,9 +462,11 @@ scrape_configs:
 	for _, m := range missing() {
 		t.Errorf("%s does not fire in time (scaled for: /%d)", m, forScale)
 	}
+	byAlert := make(map[string][]string)
 	for _, addr := range sortedKeys(fired) {
 		f := instance[addr]
 		for _, name := range sortedKeys(fired[addr]) {
+			byAlert[name] = append(byAlert[name], f)
 			switch {
 			case want[addr][name] || maybe[addr][name]:
 				t.Logf("%s: %s fired %v after the fault's start", f, name, fired[addr][name].Sub(faultAt[addr]).Round(time.Second))
@@ -452,4 +477,10 @@ scrape_configs:
 			}
 		}
 	}
+	var b strings.Builder
+	for _, name := range sortedKeys(byAlert) {
+		sort.Strings(byAlert[name])
+		fmt.Fprintf(&b, "\n%s: %s", name, strings.Join(byAlert[name], ", "))
+	}
+	t.Logf("the alerts that fired, with their faults:%s", b.String())
 }

@@ -269,8 +269,8 @@ func TestHelmOptIns(t *testing.T) {
 	if sm == nil || r.prometheusRule == nil {
 		t.Fatal("every opt-in: want a ServiceMonitor and a PrometheusRule")
 	}
-	if sm.Spec.JobLabel != "app.kubernetes.io/name" || r.service.Labels["app.kubernetes.io/name"] != "nic-exporter" {
-		t.Errorf("jobLabel %q, Service labels %v: want job nic-exporter from app.kubernetes.io/name", sm.Spec.JobLabel, r.service.Labels)
+	if jobs := scrapeJobs(t, r.service, sm); len(jobs) != 1 || jobs[0] != "nic-exporter" {
+		t.Errorf("ServiceMonitor jobs %v, want nic-exporter (TestScrapeJobMatchesAlerts renames the release)", jobs)
 	}
 	ep := sm.Spec.Endpoints[0]
 	if ep.Scheme == nil || string(*ep.Scheme) != "https" || ep.TLSConfig == nil || ep.TLSConfig.CA.Secret == nil ||

@@ -51,6 +51,57 @@ func startInhibitAlertmanager(t *testing.T) *inhibitStack {
 	return &inhibitStack{am: "http://" + addr, addr: addr, hook: hook}
 }
 
+// startPrometheus runs a real Prometheus with the shipped alert rules,
+// scraping targets every 2 s as job nic_exporter and sending its alerts
+// to the stack's Alertmanager.
+func (s *inhibitStack) startPrometheus(t *testing.T, targets ...string) promAPI {
+	t.Helper()
+	prometheus := testenv.LookPath(t, "prometheus")
+	dir := t.TempDir()
+	alerts, _ := filepath.Abs(alertsFile)
+	quoted := make([]string, len(targets))
+	for i, a := range targets {
+		quoted[i] = fmt.Sprintf("%q", a)
+	}
+	cfg := fmt.Sprintf(`global:
+  scrape_interval: 2s
+  scrape_timeout: 2s
+  evaluation_interval: 1s
+rule_files: [%q]
+alerting:
+  alertmanagers:
+    - static_configs:
+        - targets: [%q]
+scrape_configs:
+  - job_name: nic_exporter
+    static_configs:
+      - targets: [%s]
+`, alerts, s.addr, strings.Join(quoted, ", "))
+	cfgFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfgFile, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	p := startProcess(t, "prometheus", prometheus, "--config.file="+cfgFile,
+		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+addr)
+	waitHTTP(t, p, "http://"+addr+"/-/ready")
+	return promAPI{base: "http://" + addr, start: time.Now()}
+}
+
+// firesFor returns a check that alert name fires for instance in prom.
+func firesFor(prom promAPI, name, instance string) func() error {
+	return func() error {
+		res, err := prom.query(fmt.Sprintf(`ALERTS{alertname=%q, alertstate="firing", instance=%q}`, name, instance), false)
+		if err != nil {
+			return err
+		}
+		if len(res) == 0 {
+			return fmt.Errorf("not firing")
+		}
+		return nil
+	}
+}
+
 // amAlert is an alert as Alertmanager's API v2 lists it.
 type amAlert struct {
 	Labels map[string]string `json:"labels"`
@@ -140,36 +191,10 @@ var controlWarnings = []string{"NICDevlinkFwError", "NICKernelLogCommandErrors"}
 // warnings are delivered.
 func TestInhibitFirmwareFatal(t *testing.T) {
 	t.Parallel() // see TestMain
-	prometheus := testenv.LookPath(t, "prometheus")
 	s := startInhibitAlertmanager(t)
 	fatal := startExporter(t, "exporter-fw-fatal", "fw_fatal@6s,fw@6s,mlx5_cmd_timeout@6s")
 	control := startExporter(t, "exporter-control", "fw@6s,mlx5_cmd_timeout@6s")
-
-	dir := t.TempDir()
-	alerts, _ := filepath.Abs(alertsFile)
-	cfg := fmt.Sprintf(`global:
-  scrape_interval: 2s
-  scrape_timeout: 2s
-  evaluation_interval: 1s
-rule_files: [%q]
-alerting:
-  alertmanagers:
-    - static_configs:
-        - targets: [%q]
-scrape_configs:
-  - job_name: nic_exporter
-    static_configs:
-      - targets: [%q, %q]
-`, alerts, s.addr, fatal, control)
-	cfgFile := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfgFile, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
-	p := startProcess(t, "prometheus", prometheus, "--config.file="+cfgFile,
-		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+addr)
-	waitHTTP(t, p, "http://"+addr+"/-/ready")
-	prom := promAPI{base: "http://" + addr, start: time.Now()}
+	prom := s.startPrometheus(t, fatal, control)
 
 	// The warnings fire in Prometheus for both hosts: what keeps those of
 	// the firmware host from the tickets is the inhibition.
@@ -179,16 +204,7 @@ scrape_configs:
 			if host == control && !contains(controlWarnings, name) {
 				continue
 			}
-			checks[name+" fires for "+host] = func() error {
-				res, err := prom.query(fmt.Sprintf(`ALERTS{alertname=%q, alertstate="firing", instance=%q}`, name, host), false)
-				if err != nil {
-					return err
-				}
-				if len(res) == 0 {
-					return fmt.Errorf("not firing")
-				}
-				return nil
-			}
+			checks[name+" fires for "+host] = firesFor(prom, name, host)
 		}
 	}
 	waitAll(t, stackWait, checks)
@@ -223,6 +239,78 @@ scrape_configs:
 	}
 	for _, n := range s.hook.received() {
 		t.Logf("received at %s: %s %s instance=%s device=%s", n.Receiver, n.Status, n.Labels["alertname"], n.Labels["instance"], n.Labels["device"])
+	}
+}
+
+// TestInhibitENAWatchdog runs the shipped rules in a real Prometheus
+// against two demo hosts and routes their alerts through the shipped
+// Alertmanager configuration. The watchdog host's ENA interface misses
+// its keep-alives and is reset (wd_expired): the page
+// NICENAWatchdogExpired and the kernel log warning NICKernelLogENAReset of
+// the same reset fire in Prometheus on the same device, and the host
+// sends one notification, the page. The control host's ENA device times
+// out register reads (ena_reg_read_timeout): its NICKernelLogENAReset is
+// a ticket. On both, every ENA kernel log series names a device that the
+// ethtool collector names too (one device label across collectors).
+func TestInhibitENAWatchdog(t *testing.T) {
+	t.Parallel() // see TestMain
+	s := startInhibitAlertmanager(t)
+	wd := startExporter(t, "exporter-wd-expired", "wd_expired@6s")
+	control := startExporter(t, "exporter-control", "ena_reg_read_timeout@6s")
+	prom := s.startPrometheus(t, wd, control)
+
+	waitAll(t, stackWait, map[string]func() error{
+		"NICENAWatchdogExpired fires for " + wd:     firesFor(prom, "NICENAWatchdogExpired", wd),
+		"NICKernelLogENAReset fires for " + wd:      firesFor(prom, "NICKernelLogENAReset", wd),
+		"NICKernelLogENAReset fires for " + control: firesFor(prom, "NICKernelLogENAReset", control),
+	})
+	if t.Failed() {
+		return
+	}
+	// The kernel log series of both hosts, every event of the reset's
+	// lines included, name devices the ethtool collector names.
+	for _, q := range []string{
+		`nic_kernel_log_events_total{driver="ena"} unless on (instance, device) nic_ethtool_info{driver="ena"}`,
+		`ALERTS{alertname="NICKernelLogENAReset"} unless on (instance, device) ALERTS{alertname="NICENAWatchdogExpired"}`,
+	} {
+		res, err := prom.query(q, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if q[:5] == "ALERT" && r.Metric["instance"] == control {
+				continue // no watchdog reset there
+			}
+			t.Errorf("%s: %v", q, r.Metric)
+		}
+	}
+	res, err := prom.query(fmt.Sprintf(`count(nic_kernel_log_events_total{driver="ena", instance=%q})`, wd), false)
+	if err != nil || len(res) == 0 {
+		t.Fatalf("no ENA kernel log series for %s: %v", wd, err)
+	}
+
+	s.waitSuppressed(t, wd, []string{"NICKernelLogENAReset"})
+	waitFor(t, "the page of the watchdog host and the ticket of the control host", stackWait, func() error {
+		if got := s.delivered(wd); !got["/pager"]["NICENAWatchdogExpired"] {
+			return fmt.Errorf("the pager has %v of the watchdog host", sortedKeys(got["/pager"]))
+		}
+		if got := s.delivered(control); !got["/tickets"]["NICKernelLogENAReset"] {
+			return fmt.Errorf("tickets have %v of the control host", sortedKeys(got["/tickets"]))
+		}
+		return nil
+	})
+	// Past the tickets' group_wait and a group_interval more, the watchdog
+	// host has sent one page and nothing else.
+	time.Sleep(7 * time.Second)
+	got := s.delivered(wd)
+	if len(got["/tickets"]) != 0 || len(got["/pager"]) != 1 {
+		t.Errorf("the watchdog host sent pager %v, tickets %v; want the page NICENAWatchdogExpired only", sortedKeys(got["/pager"]), sortedKeys(got["/tickets"]))
+	}
+	if got := s.delivered(control); len(got["/pager"]) != 0 {
+		t.Errorf("the control host paged: %v", sortedKeys(got["/pager"]))
+	}
+	for _, n := range s.hook.received() {
+		t.Logf("received at %s: %s %s instance=%s device=%s event=%s", n.Receiver, n.Status, n.Labels["alertname"], n.Labels["instance"], n.Labels["device"], n.Labels["event"])
 	}
 }
 

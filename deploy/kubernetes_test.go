@@ -236,6 +236,17 @@ func checkArgs(t *testing.T, args []string) {
 // base is copied into an in-memory file system next to the overlay.
 func renderWithComponents(t *testing.T, components ...string) rendered {
 	t.Helper()
+	overlay := "resources:\n  - ../" + kustomizeBase + "\ncomponents:\n"
+	for _, c := range components {
+		overlay += "  - ../" + c + "\n"
+	}
+	return renderOverlay(t, overlay)
+}
+
+// renderOverlay renders the kustomization overlay, which names the base
+// and the components as ../kubernetes/..., beside a copy of the base.
+func renderOverlay(t *testing.T, overlay string) rendered {
+	t.Helper()
 	fs := filesys.MakeFsInMemory()
 	err := filepath.WalkDir(kustomizeBase, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -249,10 +260,6 @@ func renderWithComponents(t *testing.T, components ...string) rendered {
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	overlay := "resources:\n  - ../" + kustomizeBase + "\ncomponents:\n"
-	for _, c := range components {
-		overlay += "  - ../" + c + "\n"
 	}
 	if err := fs.WriteFile("/overlay/kustomization.yaml", []byte(overlay)); err != nil {
 		t.Fatal(err)

@@ -357,6 +357,7 @@ var quietAlerts = map[string]string{
 	"NICExporterDown":           "needs a target Prometheus cannot scrape; both demo exporters answer",
 	"NICExporterCollectorDown":  "needs a collector whose source fails; no demo fault breaks a source",
 	"NICExporterDevicesMissing": "needs a device that disappears after it was seen; the demo host keeps its devices",
+	"NICExporterTargetsAbsent":  "needs no target under the selected job; the stack scrapes both demo hosts as job nic_exporter",
 	"NICInfiniBandPortNotActive": "the demo's ib_link_down passes through INIT for 5 s only, 2 min 15 s after it starts, " +
 		"and the alert needs 5 minutes of it",
 	"NICInfiniBandTransportRetriesExceeded": "no demo fault exhausts transport retries",

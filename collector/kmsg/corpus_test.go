@@ -60,6 +60,7 @@ type corpusDevices map[string]uint32
 
 func (d corpusDevices) PCIClass(addr string) (uint32, bool) { c, ok := d[addr]; return c, ok }
 func (corpusDevices) RDMAFunction(string) (string, bool)    { return "", false }
+func (corpusDevices) NetInterface(string) (string, bool)    { return "", false }
 
 func readCorpusClasses(t *testing.T) corpusDevices {
 	t.Helper()

@@ -23,6 +23,11 @@ type Devices interface {
 	// RDMA device name (mlx5_0, rocep8s0f0, mlx5_bond_0), and false when
 	// there is no such RDMA device or it is not a PCI function.
 	RDMAFunction(name string) (addr string, ok bool)
+	// NetInterface returns the network interface of the function at the
+	// PCI address addr, and false unless it has exactly one (none while
+	// a probe fails; an mlx5 PF in switchdev mode also lists its
+	// representors).
+	NetInterface(addr string) (name string, ok bool)
 }
 
 // IsNICClass reports whether class is a network controller (PCI base class
@@ -30,8 +35,8 @@ type Devices interface {
 func IsNICClass(class uint32) bool { return class>>16 == 0x02 }
 
 // SysfsDevices returns Devices reading the sysfs tree mounted at root
-// (normally /sys): bus/pci/devices/<address>/class and the device link of
-// class/infiniband/<name>. Every question reads sysfs afresh, so functions
+// (normally /sys): bus/pci/devices/<address>/class and net/, and the
+// device link of class/infiniband/<name>. Every question reads sysfs afresh, so functions
 // and RDMA devices that appear later are known; questions are asked only
 // for matching lines, which are rare.
 func SysfsDevices(root string) Devices { return sysfsDevices{root: root} }
@@ -60,6 +65,17 @@ func parseClass(s string) (uint32, error) {
 		return 0, fmt.Errorf("PCI class %q: %w", s, err)
 	}
 	return uint32(v), nil
+}
+
+func (s sysfsDevices) NetInterface(addr string) (string, bool) {
+	if !logrules.IsPCIAddress(addr) {
+		return "", false
+	}
+	entries, err := os.ReadDir(filepath.Join(s.root, "bus", "pci", "devices", addr, "net"))
+	if err != nil || len(entries) != 1 {
+		return "", false
+	}
+	return entries[0].Name(), true
 }
 
 func (s sysfsDevices) RDMAFunction(name string) (string, bool) {

@@ -43,6 +43,13 @@ func sysfsTree(t *testing.T) string {
 		link(filepath.Join("..", "..", "..", dev), filepath.Join("bus", "pci", "devices", addr))
 	}
 	write("devices/pci0000:00/0000:08:00.0/infiniband/rocep8s0f0/node_type", "1: CA\n")
+	// An ENA function with its interface, and an mlx5 PF in switchdev
+	// mode with its uplink and a VF representor.
+	write(filepath.Join("devices", "pci0000:00", "0000:00:05.0", "class"), "0x020000\n")
+	link(filepath.Join("..", "..", "..", "devices", "pci0000:00", "0000:00:05.0"), filepath.Join("bus", "pci", "devices", "0000:00:05.0"))
+	write("devices/pci0000:00/0000:00:05.0/net/ens5/ifindex", "2\n")
+	write("devices/pci0000:00/0000:08:00.0/net/enp8s0f0np0/ifindex", "3\n")
+	write("devices/pci0000:00/0000:08:00.0/net/pf0vf0/ifindex", "4\n")
 	link("../../devices/pci0000:00/0000:08:00.0/infiniband/rocep8s0f0", "class/infiniband/rocep8s0f0")
 	link("../../../0000:08:00.0", "devices/pci0000:00/0000:08:00.0/infiniband/rocep8s0f0/device")
 	// A software RDMA device (rxe) has no PCI function.
@@ -81,6 +88,18 @@ func TestSysfsDevices(t *testing.T) {
 			t.Errorf("RDMAFunction(%q) = %q, %v, want %q", tc.name, addr, ok, tc.addr)
 		}
 	}
+	for _, tc := range []struct{ addr, name string }{
+		{"0000:00:05.0", "ens5"},
+		{"0000:08:00.0", ""}, // uplink and representor: ambiguous
+		{"0000:09:00.0", ""}, // no interface
+		{"0000:77:00.0", ""},
+		{"../../etc", ""},
+	} {
+		name, ok := d.NetInterface(tc.addr)
+		if name != tc.name || ok != (tc.name != "") {
+			t.Errorf("NetInterface(%q) = %q, %v, want %q", tc.addr, name, ok, tc.name)
+		}
+	}
 }
 
 // TestKmsgDevices checks what the collector does with the answers: RDMA
@@ -113,6 +132,15 @@ func TestKmsgDevices(t *testing.T) {
 			kmsgKey{"pci", "0000:77:00.0", "pcie_aer_corrected"}, true},
 		{"iavf 0000:00:05.0 enp0s5: NETDEV WATCHDOG: CPU: 1: transmit queue 0 timed out 5692 ms",
 			kmsgKey{"iavf", "enp0s5", "netdev_watchdog"}, true},
+		// ENA lines that name only the function count under its one
+		// interface, the device label of its ethtool series.
+		{"ena 0000:00:05.0: Device reset completed successfully, Driver info: Elastic Network Adapter (ENA) v2.8.0g",
+			kmsgKey{"ena", "ens5", "ena_reset_completed"}, true},
+		{"ena 0000:00:05.0 (unnamed net_device) (uninitialized): Reg read32 timeout occurred",
+			kmsgKey{"ena", "ens5", "ena_reset_reg_read_timeout"}, true},
+		// A function with several interfaces keeps its address.
+		{"mlx5_core 0000:08:00.0: TX timeout on queue: 3, SQ: 0x10a, CQ: 0x40b, SQ Cons: 0x0 SQ Prod: 0x1, usecs since last trans: 10000",
+			kmsgKey{"mlx5_core", "0000:08:00.0", "mlx5e_tx_timeout"}, true},
 	} {
 		got, ok := k.classify(tc.msg, "")
 		if got != tc.want || ok != tc.ok {

@@ -494,13 +494,23 @@ func (k *Collector) classify(msg, dict string) (kmsgKey, bool) {
 		return kmsgKey{}, false
 	}
 	dev := m.Device
-	if dev == "" && m.Rule.Device == logrules.DevicePCI {
+	if dev == "" && (m.Rule.Device == logrules.DevicePCI || m.Rule.Device == logrules.DeviceInterface) {
 		dev = pciFromDict(dict)
 	}
 	if d := k.cfg.Devices; d != nil && dev != "" {
 		if m.Rule.Device == logrules.DeviceName && !logrules.IsPCIAddress(dev) {
 			if addr, ok := d.RDMAFunction(dev); ok {
 				dev = addr
+			}
+		}
+		// An interface rule's line that names only the PCI function
+		// ("ena 0000:00:05.0: Device reset completed successfully")
+		// counts under the function's interface, the device label of
+		// the ethtool and netdev series of the same device (ens5), so
+		// alerts and inhibit rules match on device across collectors.
+		if m.Rule.Device == logrules.DeviceInterface && logrules.IsPCIAddress(dev) {
+			if ifname, ok := d.NetInterface(dev); ok {
+				dev = ifname
 			}
 		}
 		if m.Rule.NICOnly && logrules.IsPCIAddress(dev) {

@@ -25,6 +25,7 @@
 
     // nic-exporter: the exporter and its collectors.
     exporterDownFor: '5m',  // up == 0 this long fires NICExporterDown.
+    targetsAbsentFor: '15m',  // no up series matches nicExporterSelector this long.
     collectorDownFor: '5m',  // a collector failing every poll this long.
     devicesMissingFor: '15m',  // fewer devices than in devicesMissingWindow, this long.
     devicesMissingWindow: '6h',

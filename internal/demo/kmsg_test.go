@@ -100,7 +100,7 @@ func TestDemoKmsg(t *testing.T) {
 		`nic_kernel_log_events_total{driver="mlx5_core",device="0000:08:00.1",event="mlx5_fw_fatal_error"} 1`,
 		`nic_kernel_log_events_total{driver="mlx5_core",device="0000:08:00.1",event="mlx5_fw_syndrome"} 1`,
 		`nic_kernel_log_events_total{driver="ena",device="ens5",event="ena_keep_alive_timeout"} 1`,
-		`nic_kernel_log_events_total{driver="ena",device="0000:00:05.0",event="ena_reset_completed"} 1`,
+		`nic_kernel_log_events_total{driver="ena",device="ens5",event="ena_reset_completed"} 1`,
 		`nic_kernel_log_events_total{driver="mlx5_core",device="0000:08:00.0",event="mlx5_cmd_timeout"} 4`,
 		// The demo tree knows the function is an Ethernet controller.
 		`nic_kernel_log_events_total{driver="pci",device="0000:08:00.1",event="pcie_link_limited"} 1`,
@@ -148,6 +148,11 @@ func TestDemoDevices(t *testing.T) {
 	for name, want := range map[string]string{"mlx5_0": "0000:08:00.0", "mlx5_1": "0000:08:00.1"} {
 		if got, ok := d.RDMAFunction(name); !ok || got != want {
 			t.Errorf("RDMAFunction(%s) = %q, %v, want %s", name, got, ok, want)
+		}
+	}
+	for addr, want := range map[string]string{"0000:00:05.0": "ens5", "0000:08:00.1": "enp8s0f1np1", "0000:08:00.0": "ibp8s0f0"} {
+		if got, ok := d.NetInterface(addr); !ok || got != want {
+			t.Errorf("NetInterface(%s) = %q, %v, want %s", addr, got, ok, want)
 		}
 	}
 }

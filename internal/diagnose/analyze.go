@@ -78,6 +78,10 @@ func (p pciClasses) PCIClass(addr string) (uint32, bool) {
 // device names to functions.
 func (pciClasses) RDMAFunction(string) (string, bool) { return "", false }
 
+// NetInterface implements kmsg.Devices; a bundle does not map functions
+// to interfaces, so such lines keep the PCI address.
+func (pciClasses) NetInterface(string) (string, bool) { return "", false }
+
 func (p pciClasses) add(fns []PCIFunction) {
 	for _, f := range fns {
 		if f.Address == "" {

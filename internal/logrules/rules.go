@@ -33,7 +33,9 @@ const (
 	DevicePCI = "pci"
 	// DeviceInterface takes the network interface from a netdev-prefixed
 	// line such as "ena 0000:00:05.0 eth0: ...", falling back to the PCI
-	// address when the line has no interface.
+	// address when the line has no interface (the kmsg collector then
+	// names the function's only interface, as the ethtool and netdev
+	// series do).
 	DeviceInterface = "interface"
 	// DeviceName takes the device name the driver printed after its own
 	// name, for example mlx5_0 from "infiniband mlx5_0: ...".
@@ -288,13 +290,24 @@ func ExtractDevice(line, mode string) string {
 }
 
 // header splits the dev_printk prefix "<driver> <device>[ <ifname>]: " of
-// a kernel message. It returns empty strings when there is none.
+// a kernel message. It returns empty strings when there is none. The
+// netdev's registration state that netdev_printk appends ("eth0
+// (unregistering)") is dropped, and so is the name of a netdev that has
+// none yet ("(unnamed net_device) (uninitialized)", printed while the
+// driver probes or resets the device): that line names the PCI function
+// only.
 func header(line string) (driver, dev, ifname string) {
 	end := strings.Index(line, ": ")
 	if end <= 0 {
 		return "", "", ""
 	}
 	fields := strings.Fields(line[:end])
+	for i := 2; i < len(fields); i++ {
+		if strings.HasPrefix(fields[i], "(") {
+			fields = fields[:i]
+			break
+		}
+	}
 	switch len(fields) {
 	case 2:
 		return fields[0], fields[1], ""

@@ -85,6 +85,10 @@ var kernelLines = []struct {
 	{"ena 0000:00:07.0: Device reset completed successfully, Driver info: Elastic Network Adapter (ENA) v2.0.2g", "ena_reset_completed", "0000:00:07.0"},
 	{"ena 0000:00:05.0 ens5: Device reset completed successfully", "ena_reset_completed", "ens5"},
 	{"ena 0000:00:05.0 ens5: Reset attempt failed. Can not reset the device", "ena_reset_failed", "ens5"},
+	// netdev_printk of a netdev without a name yet (probe, reset) and
+	// of one being unregistered: the function, and the interface.
+	{"ena 0000:00:05.0 (unnamed net_device) (uninitialized): Reg read32 timeout occurred", "ena_reset_reg_read_timeout", "0000:00:05.0"},
+	{"ena 0000:00:05.0 ens5 (unregistering): Reset attempt failed. Can not reset the device", "ena_reset_failed", "ens5"},
 	// AWS ENA troubleshooting guide, register read timeouts (old driver
 	// format without a device prefix), and the current format.
 	{"[ENA_COM: ena_com_reg_bar_read32] reading reg failed for timeout. expected: req id[1] offset[88] actual: req id[57006] offset[0]", "ena_reg_read_timeout", ""},

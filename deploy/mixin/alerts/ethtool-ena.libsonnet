@@ -8,12 +8,15 @@ local utils = import '../lib/utils.libsonnet';
         rules: [
           {
             alert: 'NICENAWatchdogExpired',
-            expr: 'increase(nic_ethtool_wd_expired_total{%(nicExporterSelector)s}[5m]) > 0' % $._config,
+            // 15 minutes, the window of NICKernelLogENAReset: the page
+            // lasts as long as the kernel log warning of the same reset
+            // that it inhibits (deploy/alertmanager/alertmanager.yml).
+            expr: utils.counterRose('nic_ethtool_wd_expired_total{%(nicExporterSelector)s}' % $._config, '15m', 0),
             'for': '0m',
             labels: { severity: $._config.pageSeverity },
             annotations: {
               summary: 'ENA keep-alive watchdog reset {{ $labels.device }} on {{ $labels.instance }}',
-              description: 'The ENA device behind {{ $labels.device }} on {{ $labels.instance }} missed its keep-alive events and the driver reset it ({{ $value | printf "%.0f" }} in 5 minutes). Traffic on the interface stopped during each reset; repeated resets mean the instance\'s network is failing.',
+              description: 'The ENA device behind {{ $labels.device }} on {{ $labels.instance }} missed its keep-alive events and the driver reset it ({{ $value | printf "%.0f" }} in 15 minutes). Traffic on the interface stopped during each reset; repeated resets mean the instance\'s network is failing.',
             },
           },
           {

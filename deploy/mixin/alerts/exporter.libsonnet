@@ -17,6 +17,22 @@ local utils = import '../lib/utils.libsonnet';
             },
           },
           {
+            // No target at all matches the selector: every other alert
+            // is blind. absent() fires where the rules are evaluated, so
+            // in a fleet each Prometheus (or each cluster's instance of
+            // the mixin, with the cluster in nicExporterSelector) sees
+            // its own gap; absent() carries the selector's equality
+            // matchers (cluster="gpu-a") as labels, not its regexes.
+            alert: 'NICExporterTargetsAbsent',
+            expr: 'absent(up{%(nicExporterSelector)s})' % $._config,
+            'for': $._config.targetsAbsentFor,
+            labels: { severity: 'warning' },
+            annotations: {
+              summary: "No nic_exporter target matches the alerts' selector {%(nicExporterSelector)s}" % $._config,
+              description: 'For ' + utils.humanizeDuration($._config.targetsAbsentFor) + ' no up series matched {%(nicExporterSelector)s}: the alerts and recording rules of nic_exporter see no host. Either nothing scrapes nic_exporter here, or its job label is not the one the rules select (a Helm nameOverride or a renamed scrape job).' % $._config,
+            },
+          },
+          {
             alert: 'NICExporterCollectorDown',
             expr: 'nic_exporter_collector_up{%(nicExporterSelector)s} == 0' % $._config,
             'for': $._config.collectorDownFor,

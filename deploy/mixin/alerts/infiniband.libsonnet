@@ -38,7 +38,7 @@ local utils = import '../lib/utils.libsonnet';
           },
           {
             alert: 'NICInfiniBandLinkDowned',
-            expr: 'increase(nic_infiniband_port_link_downed_total{%(nicExporterSelector)s}[15m]) > 0' % $._config,
+            expr: utils.counterRose('nic_infiniband_port_link_downed_total{%(nicExporterSelector)s}' % $._config, '15m', 0),
             'for': '0m',
             labels: { severity: 'warning' },
             annotations: {

@@ -18,7 +18,7 @@ local utils = import '../lib/utils.libsonnet';
           },
           {
             alert: 'NICLinkFlapping',
-            expr: 'increase(nic_netdev_carrier_changes_total{%(nicExporterSelector)s}[10m]) > %(linkFlaps)s' % $._config,
+            expr: utils.counterRose('nic_netdev_carrier_changes_total{%(nicExporterSelector)s}' % $._config, '10m', $._config.linkFlaps),
             'for': '0m',
             labels: { severity: 'warning' },
             annotations: {

@@ -11,4 +11,17 @@
     if std.objectHas(units, u) && digits then
       n + ' ' + units[u] + (if n == '1' then '' else 's')
     else d,
+
+  // counterRose is "increase(counter[window]) > threshold" for a counter
+  // that counts since boot, guarded so that VictoriaMetrics (MetricsQL)
+  // fires it when Prometheus does: for a series that is new within the
+  // window, MetricsQL's increase() counts from 0 when the first value is
+  // small (a port's link_downed of 2 since boot "rose by 2" on its first
+  // scrape). The guard asks that the series rose by more than threshold
+  // inside the window, or existed before it; in Prometheus, whose
+  // increase() only sees the window's samples, it never removes a result.
+  // selector is the counter with its matchers, window a duration.
+  counterRose(selector, window, threshold)::
+    std.format('increase(%s[%s]) > %s and (max_over_time(%s[%s]) - min_over_time(%s[%s]) > %s or %s offset %s)',
+               [selector, window, threshold, selector, window, selector, window, threshold, selector, window]),
 }

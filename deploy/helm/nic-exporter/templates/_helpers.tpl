@@ -18,8 +18,8 @@ contains the chart's name, else release-chart. */}}
 {{- end -}}
 {{- end -}}
 
-{{/* The labels that select the pods. app.kubernetes.io/name is also the
-ServiceMonitor's job label: the alerts expect job nic-exporter. */}}
+{{/* The labels that select the pods. app.kubernetes.io/name follows
+nameOverride; the ServiceMonitor's job label does not (serviceMonitor.job). */}}
 {{- define "nic-exporter.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "nic-exporter.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
