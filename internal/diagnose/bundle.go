@@ -28,11 +28,12 @@ import (
 // Limits bound what a bundle may hold, so a hostile or broken archive
 // cannot exhaust memory.
 type Limits struct {
-	// MaxFileSize is the largest member read, in bytes.
+	// MaxFileSize is the largest member, in bytes.
 	MaxFileSize int64
 	// MaxFiles is the most members a bundle may have.
 	MaxFiles int
-	// MaxTotal is the most bytes read from all members together.
+	// MaxTotal is the most bytes all members hold together, the ones
+	// skipped included.
 	MaxTotal int64
 }
 
@@ -142,7 +143,9 @@ func openDir(root string, lim Limits) (*Bundle, error) {
 
 // readTarGz reads a gzip-compressed tar archive with one top-level
 // directory. Absolute names, ".." components, links of any kind and
-// members larger than the limits are refused before their data is read.
+// members larger than the limits are refused before their data is read;
+// every member's declared size counts against the limits, the ones
+// skipped (the archive's "." directory) included.
 func readTarGz(p string, r io.Reader, lim Limits) (*Bundle, error) {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
@@ -175,6 +178,15 @@ func readTarGz(p string, r io.Reader, lim Limits) (*Bundle, error) {
 				return nil, inputErr(p, "member %q leaves the bundle directory", name)
 			}
 		}
+		// Every member's bytes count, whatever its name or type: the
+		// reader decompresses what it skips as much as what it keeps.
+		if h.Size < 0 || h.Size > lim.MaxFileSize {
+			return nil, inputErr(p, "member %q declares %d bytes, more than the limit of %d", name, h.Size, lim.MaxFileSize)
+		}
+		if total+h.Size > lim.MaxTotal {
+			return nil, inputErr(p, "members hold more than %d bytes in all", lim.MaxTotal)
+		}
+		total += h.Size
 		clean := path.Clean(name)
 		first, rest, _ := strings.Cut(clean, "/")
 		if first == "." {
@@ -197,17 +209,10 @@ func readTarGz(p string, r io.Reader, lim Limits) (*Bundle, error) {
 		if rest == "" {
 			return nil, inputErr(p, "file %q at the top level; want a single top-level directory", name)
 		}
-		if h.Size < 0 || h.Size > lim.MaxFileSize {
-			return nil, inputErr(p, "member %q declares %d bytes, more than the limit of %d", name, h.Size, lim.MaxFileSize)
-		}
-		if total+h.Size > lim.MaxTotal {
-			return nil, inputErr(p, "members hold more than %d bytes in all", lim.MaxTotal)
-		}
 		data := make([]byte, h.Size)
 		if _, err := io.ReadFull(tr, data); err != nil {
 			return nil, inputErr(p, "corrupt archive: member %q: %v", name, err)
 		}
-		total += h.Size
 		b.Files = append(b.Files, File{Name: rest, Data: data})
 	}
 	if top == "" {
