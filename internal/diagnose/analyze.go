@@ -36,6 +36,14 @@ type FileResult struct {
 	Note string `json:"note,omitempty"`
 }
 
+// addNote adds a note to the ones the file already has.
+func (f *FileResult) addNote(note string) {
+	if f.Note != "" {
+		f.Note += "; "
+	}
+	f.Note += note
+}
+
 // Finding is one documented condition of one device.
 type Finding struct {
 	Condition string `json:"condition"`
@@ -211,6 +219,11 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 			if fns, err = ParseLspci(string(f.Data)); err == nil {
 				a.pciFindings(r, f.Name, fns)
 				r.pciClasses.add(fns)
+				for _, fn := range fns {
+					for _, why := range fn.Rejected {
+						res.addNote("not compared: " + why)
+					}
+				}
 			}
 		case KindMlxfwmanager:
 			var devs []FirmwareDevice
@@ -221,7 +234,7 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 			kernelLogs = append(kernelLogs, f) // after lspci
 		}
 		if err != nil {
-			res.Note = "unparsable: " + err.Error()
+			res.addNote("unparsable: " + err.Error())
 		}
 		r.Files = append(r.Files, res)
 	}
