@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"bytes"
 	"fmt"
 	"path"
 	"regexp"
@@ -113,6 +114,15 @@ type ethIface struct {
 	link    *LinkSettings
 	dump    *ethtooldump.Dump
 	statsAt map[string]string // statistic name -> file:line
+	// results are the indexes of its files in Report.Files.
+	results []int
+}
+
+// dumpFile is an ethtool -i/-S file and the index of its result in
+// Report.Files.
+type dumpFile struct {
+	File
+	result int
 }
 
 // Analyzer recognises the files of a bundle and names their findings.
@@ -182,7 +192,7 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 	r := &Report{Source: b.Source, Findings: []Finding{}, pciClasses: pciClasses{}}
 	var kernelLogs []File
 	ifaces := map[string]*ethIface{}
-	var dumps []File
+	var dumps []dumpFile
 	var links []*LinkSettings
 	for _, f := range b.Files {
 		kind := a.recognise(f)
@@ -192,7 +202,7 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 		case "":
 			res.Note = "ignored: not a format diagnose reads"
 		case KindEthtoolDump:
-			dumps = append(dumps, f)
+			dumps = append(dumps, dumpFile{f, len(r.Files)})
 		case KindEthtoolLink:
 			var ls *LinkSettings
 			if ls, err = ParseLinkSettings(string(f.Data)); err == nil {
@@ -248,7 +258,14 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 	if len(links) == 1 {
 		defName = links[0].Interface
 	}
-	for _, f := range dumps {
+	for _, df := range dumps {
+		f := df.File
+		// Each file parses on its own first, so one that does not costs
+		// only itself.
+		if _, err := ethtooldump.Parse(bytes.NewReader(f.Data)); err != nil {
+			r.Files[df.result].addNote("unparsable: " + err.Error())
+			continue
+		}
 		name := defName
 		if m := sosIface.FindStringSubmatch(path.Base(f.Name)); m != nil && m[1] != "S" && m[1] != "i" {
 			name = m[1]
@@ -258,6 +275,7 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 			it = &ethIface{name: name, statsAt: map[string]string{}}
 			ifaces[name] = it
 		}
+		it.results = append(it.results, df.result)
 		// ethtool -i lines first: ethtooldump.Parse reads the driver
 		// fields, then the statistics after "NIC statistics:".
 		if strings.Contains(string(f.Data), "NIC statistics:") {
@@ -288,10 +306,8 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 		it := ifaces[n]
 		d, err := ethtooldump.Parse(strings.NewReader(it.text.String()))
 		if err != nil {
-			for i := range r.Files {
-				if r.Files[i].Kind == KindEthtoolDump && r.Files[i].Note == "" {
-					r.Files[i].Note = "unparsable: " + err.Error()
-				}
+			for _, i := range it.results {
+				r.Files[i].addNote("unparsable together with the other ethtool -i/-S files of " + n + ": " + err.Error())
 			}
 			continue
 		}
