@@ -43,7 +43,10 @@ DESCRIPTION
   contents escaped (\x1b, \n, \u202e), so a bundle cannot drive the terminal.
 
   Archives are read in memory: members with absolute paths, ".." or links,
-  and members larger than 64 MiB are refused; nothing is extracted.
+  and members larger than 64 MiB or 512 MiB in all are refused; nothing is
+  extracted. Lines longer than 4096 bytes are passed over, a file is cut
+  after 1,048,576 lines and a bundle after 4,194,304; the file list notes
+  each.
 
 EXIT STATUS
   0  no documented condition found

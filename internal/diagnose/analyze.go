@@ -70,6 +70,9 @@ type Report struct {
 	// pciClasses are the classes of the PCI functions lspci lists, by
 	// full address, for the rules that count only NIC functions.
 	pciClasses pciClasses
+	// linesAnalysed counts the lines of all files given to recognition
+	// and the parsers, within Limits.MaxBundleLines.
+	linesAnalysed int
 }
 
 // pciClasses implements kmsg.Devices over the functions of lspci -vvv:
@@ -135,7 +138,22 @@ func NewAnalyzer(rules *logrules.Engine) *Analyzer {
 	return &Analyzer{rules: rules}
 }
 
-// recognise returns the kind of a file from its content.
+// recogniseJSON returns the kind of a JSON document the whole of data
+// is, or "". A JSON document is parsed whole, not in lines.
+func recogniseJSON(data []byte) string {
+	t := bytes.TrimSpace(data)
+	switch {
+	case !bytes.HasPrefix(t, []byte("{")):
+		return ""
+	case bytes.Contains(t, []byte(`"trigger"`)) && bytes.Contains(t, []byte(`"reporter"`)) && bytes.Contains(t, []byte(`"attributes"`)):
+		return KindDevlinkEvidence
+	case bytes.Contains(t, []byte(`"health"`)):
+		return KindDevlinkHealth
+	}
+	return ""
+}
+
+// recognise returns the kind of a text file from its lines.
 func (a *Analyzer) recognise(f File) string {
 	ls := lines(f.Data)
 	has := func(pred func(string) bool) bool {
@@ -149,12 +167,7 @@ func (a *Analyzer) recognise(f File) string {
 	prefix := func(p string) func(string) bool {
 		return func(l string) bool { return strings.HasPrefix(l, p) }
 	}
-	t := strings.TrimSpace(string(f.Data))
 	switch {
-	case strings.HasPrefix(t, "{") && strings.Contains(t, `"trigger"`) && strings.Contains(t, `"reporter"`) && strings.Contains(t, `"attributes"`):
-		return KindDevlinkEvidence
-	case strings.HasPrefix(t, "{") && strings.Contains(t, `"health"`):
-		return KindDevlinkHealth
 	case has(prefix("NIC statistics:")) || has(prefix("driver:")) && has(prefix("bus-info:")):
 		return KindEthtoolDump
 	case has(prefix("Settings for ")) && (has(prefix("Link detected:")) || has(prefix("Speed:"))):
@@ -187,20 +200,39 @@ func (a *Analyzer) recognise(f File) string {
 // sosIface is the interface in a sosreport name such as ethtool_-S_eth0.
 var sosIface = regexp.MustCompile(`^ethtool_(?:-[a-zA-Z]_)?([A-Za-z0-9._-]+)$`)
 
-// Analyze reads every file of b and returns the findings.
+// Analyze reads every file of b and returns the findings. It analyses
+// at most b.Limits' lines of each file and of the bundle, each at most
+// b.Limits.MaxLineBytes long, and notes what it passed over.
 func (a *Analyzer) Analyze(b *Bundle) *Report {
 	r := &Report{Source: b.Source, Findings: []Finding{}, pciClasses: pciClasses{}}
+	lim := b.Limits
+	if lim == (Limits{}) {
+		lim = DefaultLimits
+	}
 	var kernelLogs []File
 	ifaces := map[string]*ethIface{}
 	var dumps []dumpFile
 	var links []*LinkSettings
 	for _, f := range b.Files {
-		kind := a.recognise(f)
+		// A JSON document is parsed whole (encoding/json, in one pass);
+		// text is analysed in lines, within the limits.
+		kind := recogniseJSON(f.Data)
+		var cut fileText
+		if kind == "" {
+			cut = analysedText(f.Data, lim, lim.MaxBundleLines-r.linesAnalysed)
+			r.linesAnalysed += cut.lines
+			f.Data = cut.data
+			if cut.lines > 0 {
+				kind = a.recognise(f)
+			}
+		}
 		res := FileResult{Name: f.Name, Kind: kind}
 		var err error
 		switch kind {
 		case "":
-			res.Note = "ignored: not a format diagnose reads"
+			if cut.lines > 0 || cut.note == "" {
+				res.Note = "ignored: not a format diagnose reads"
+			}
 		case KindEthtoolDump:
 			dumps = append(dumps, dumpFile{f, len(r.Files)})
 		case KindEthtoolLink:
@@ -245,6 +277,9 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 		}
 		if err != nil {
 			res.addNote("unparsable: " + err.Error())
+		}
+		if cut.note != "" {
+			res.addNote(cut.note)
 		}
 		r.Files = append(r.Files, res)
 	}

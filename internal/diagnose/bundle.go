@@ -10,7 +10,6 @@ package diagnose
 
 import (
 	"archive/tar"
-	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -26,7 +25,9 @@ import (
 )
 
 // Limits bound what a bundle may hold, so a hostile or broken archive
-// cannot exhaust memory.
+// cannot exhaust memory, and how much of it is analysed, so bytes within
+// those bounds cannot multiply into work (a file of newlines is millions
+// of lines, a file of one line a single regular expression input).
 type Limits struct {
 	// MaxFileSize is the largest member, in bytes.
 	MaxFileSize int64
@@ -35,11 +36,24 @@ type Limits struct {
 	// MaxTotal is the most bytes all members hold together, the ones
 	// skipped included.
 	MaxTotal int64
+
+	// MaxLineBytes is the longest line analysed; a longer one is passed
+	// over (its line number kept) and noted.
+	MaxLineBytes int
+	// MaxFileLines is the most lines of one file analysed; the rest of
+	// the file is cut and the cut noted.
+	MaxFileLines int
+	// MaxBundleLines is the most lines analysed in all files together;
+	// the files after it is spent are cut or not analysed, and noted.
+	MaxBundleLines int
 }
 
 // DefaultLimits are generous for real bundles: collect_debug.sh writes
-// fourteen small text files, a sosreport a few thousand.
-var DefaultLimits = Limits{MaxFileSize: 64 << 20, MaxFiles: 10000, MaxTotal: 512 << 20}
+// fourteen small text files, a sosreport a few thousand. A kernel log
+// line is at most 1024 bytes and a few dozen of prefixes; a 64 MiB log
+// of real lines has well under a million.
+var DefaultLimits = Limits{MaxFileSize: 64 << 20, MaxFiles: 10000, MaxTotal: 512 << 20,
+	MaxLineBytes: 4096, MaxFileLines: 1 << 20, MaxBundleLines: 4 << 20}
 
 // File is one regular file of a bundle, read into memory.
 type File struct {
@@ -54,6 +68,10 @@ type Bundle struct {
 	// Source is the path the bundle was read from.
 	Source string
 	Files  []File
+	// Limits are the limits the bundle was read with, which also bound
+	// its analysis; a Bundle built without them is analysed within
+	// DefaultLimits.
+	Limits Limits
 }
 
 // InputError says why an input is not a readable bundle. The command
@@ -100,7 +118,7 @@ func openDir(root string, lim Limits) (*Bundle, error) {
 	if err != nil {
 		return nil, inputErr(root, "cannot read: %v", err)
 	}
-	b := &Bundle{Source: root}
+	b := &Bundle{Source: root, Limits: lim}
 	var total int64
 	err = filepath.WalkDir(absRoot, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -153,7 +171,7 @@ func readTarGz(p string, r io.Reader, lim Limits) (*Bundle, error) {
 	}
 	defer zr.Close()
 	tr := tar.NewReader(zr)
-	b := &Bundle{Source: p}
+	b := &Bundle{Source: p, Limits: lim}
 	top := ""
 	var total int64
 	members := 0
@@ -224,14 +242,4 @@ func readTarGz(p string, r io.Reader, lim Limits) (*Bundle, error) {
 
 func sortFiles(fs []File) {
 	sort.Slice(fs, func(i, j int) bool { return fs[i].Name < fs[j].Name })
-}
-
-// lines splits data into lines without their line ends.
-func lines(data []byte) []string {
-	s := string(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")))
-	s = strings.TrimSuffix(s, "\n")
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
 }

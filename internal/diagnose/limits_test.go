@@ -2,9 +2,12 @@ package diagnose
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -88,5 +91,64 @@ func TestEveryMemberCounted(t *testing.T) {
 				t.Errorf("%d bytes of the member generated before the archive was refused, want at most %d", g, 2*lim.MaxTotal)
 			}
 		})
+	}
+}
+
+// TestWorkBounded checks that bytes within the size limits cannot
+// multiply into work: files of newlines are cut after MaxFileLines and
+// MaxBundleLines, a line longer than MaxLineBytes is passed over, each
+// with a note, and what the analysis allocates stays near what it keeps.
+func TestWorkBounded(t *testing.T) {
+	lim := Limits{MaxFileSize: 8 << 20, MaxFiles: 100, MaxTotal: 64 << 20,
+		MaxLineBytes: 1024, MaxFileLines: 10000, MaxBundleLines: 25000}
+	fatal := "[  263.104381] mlx5_core 0000:08:00.0: mlx5_health_try_recover:330:(pid 1034): health recovery flow aborted, PCI reads still not working\n" +
+		"[  263.104392] mlx5_core 0000:08:00.0: poll_health:800:(pid 0): Fatal error 1 detected\n"
+	b := &Bundle{Source: "BUNDLE", Limits: lim, Files: []File{
+		// A kernel log with a 4 MiB line between two real ones.
+		{Name: "a_dmesg.txt", Data: []byte(fatal + "[  263.2] mlx5_core 0000:08:00.0: " + strings.Repeat("a", 4<<20) + "\n" + fatal)},
+	}}
+	newlines := bytes.Repeat([]byte("\n"), 4<<20)
+	for i := 0; i < 8; i++ {
+		b.Files = append(b.Files, File{Name: fmt.Sprintf("f%d", i), Data: newlines})
+	}
+	e := rules(t)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r := NewAnalyzer(e).Analyze(b)
+	runtime.ReadMemStats(&after)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d lines analysed, %d bytes allocated", r.linesAnalysed, alloc)
+	if alloc > 8<<20 {
+		t.Errorf("the analysis allocated %d bytes for at most %d lines of at most %d bytes", alloc, lim.MaxBundleLines, lim.MaxLineBytes)
+	}
+	if r.linesAnalysed > lim.MaxBundleLines {
+		t.Errorf("%d lines analysed, want at most %d", r.linesAnalysed, lim.MaxBundleLines)
+	}
+	notes := map[string]string{}
+	for _, f := range r.Files {
+		notes[f.Name] = f.Note
+	}
+	want := map[string]string{
+		"a_dmesg.txt": "1 line(s) longer than 1024 bytes not analysed (line 3 first)",
+		"f0":          "cut for analysis after line 10000: more than 10000 lines",
+		"f1":          "cut for analysis after line 10000: more than 10000 lines",
+		"f2":          "cut for analysis after line 4995: the bundle's 25000 lines are analysed",
+		"f3":          "not analysed: the bundle's 25000 lines are analysed",
+		"f7":          "not analysed: the bundle's 25000 lines are analysed",
+	}
+	for name, note := range want {
+		if !strings.Contains(notes[name], note) {
+			t.Errorf("%s: note %q, want %q", name, notes[name], note)
+		}
+	}
+	// The lines around the long one are read, and keep their numbers.
+	if len(r.Findings) == 0 {
+		t.Errorf("no findings from the kernel log")
+	}
+	for _, f := range r.Findings {
+		if ev := f.Evidence; ev != "a_dmesg.txt:1" && ev != "a_dmesg.txt:2" || !strings.Contains(f.Detail, "2 line(s)") {
+			t.Errorf("finding %+v, want one of the first two lines, seen twice", f)
+		}
 	}
 }
