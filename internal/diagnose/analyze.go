@@ -205,10 +205,7 @@ var sosIface = regexp.MustCompile(`^ethtool_(?:-[a-zA-Z]_)?([A-Za-z0-9._-]+)$`)
 // b.Limits.MaxLineBytes long, and notes what it passed over.
 func (a *Analyzer) Analyze(b *Bundle) *Report {
 	r := &Report{Source: b.Source, Findings: []Finding{}, pciClasses: pciClasses{}}
-	lim := b.Limits
-	if lim == (Limits{}) {
-		lim = DefaultLimits
-	}
+	lim := b.Limits.withDefaultWork()
 	var kernelLogs []File
 	ifaces := map[string]*ethIface{}
 	var dumps []dumpFile

@@ -69,9 +69,24 @@ type Bundle struct {
 	Source string
 	Files  []File
 	// Limits are the limits the bundle was read with, which also bound
-	// its analysis; a Bundle built without them is analysed within
-	// DefaultLimits.
+	// its analysis; a zero MaxLineBytes, MaxFileLines or MaxBundleLines
+	// (a Bundle built without Limits) is DefaultLimits' value.
 	Limits Limits
+}
+
+// withDefaultWork returns lim with DefaultLimits' value for each zero
+// bound of the analysis.
+func (lim Limits) withDefaultWork() Limits {
+	if lim.MaxLineBytes == 0 {
+		lim.MaxLineBytes = DefaultLimits.MaxLineBytes
+	}
+	if lim.MaxFileLines == 0 {
+		lim.MaxFileLines = DefaultLimits.MaxFileLines
+	}
+	if lim.MaxBundleLines == 0 {
+		lim.MaxBundleLines = DefaultLimits.MaxBundleLines
+	}
+	return lim
 }
 
 // InputError says why an input is not a readable bundle. The command
