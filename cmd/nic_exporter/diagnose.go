@@ -38,8 +38,15 @@ DESCRIPTION
   collectors export from the bundle, stamped with the current time and
   labelled instance=PATH, for promtool tsdb create-blocks-from openmetrics.
 
+  The text output and the messages on stderr show the control characters,
+  bidirectional formatting characters and non-UTF-8 bytes of names and
+  contents escaped (\x1b, \n, \u202e), so a bundle cannot drive the terminal.
+
   Archives are read in memory: members with absolute paths, ".." or links,
-  and members larger than 64 MiB are refused; nothing is extracted.
+  and members larger than 64 MiB or 512 MiB in all are refused; nothing is
+  extracted. Lines longer than 4096 bytes are passed over, a file is cut
+  after 1,048,576 lines and a bundle after 4,194,304; the file list notes
+  each.
 
 EXIT STATUS
   0  no documented condition found
@@ -65,7 +72,8 @@ func runDiagnose(args []string, stdout, stderr io.Writer) int {
 	helped := false
 	app.HelpFlag.Action(func(*kingpin.ParseContext) error { helped = true; return nil })
 	if _, err := app.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "nic_exporter diagnose: %v\n", err)
+		// An argument may be a hostile file name a shell glob expanded.
+		fmt.Fprintf(stderr, "nic_exporter diagnose: %s\n", diagnose.Escape(err.Error()))
 		return diagnose.ExitUnreadable
 	}
 	if helped {
@@ -73,7 +81,7 @@ func runDiagnose(args []string, stdout, stderr io.Writer) int {
 	}
 	rules, err := logrules.Load(rulesFile, logrules.KernelRules())
 	if err != nil {
-		fmt.Fprintf(stderr, "nic_exporter diagnose: --rules-file: %v\n", err)
+		fmt.Fprintf(stderr, "nic_exporter diagnose: --rules-file: %s\n", diagnose.Escape(err.Error()))
 		return diagnose.ExitUnreadable
 	}
 	return diagnose.Run(diagnose.Config{

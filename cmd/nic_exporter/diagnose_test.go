@@ -38,3 +38,14 @@ func TestDiagnoseSubcommand(t *testing.T) {
 		}
 	}
 }
+
+// TestDiagnoseEscapesArgumentErrors checks that an argument a shell glob
+// took from a hostile file name ("--" and a terminal escape) is reported
+// escaped, in one line.
+func TestDiagnoseEscapesArgumentErrors(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := runDiagnose([]string{"--\x1b[2J\nbundle x: 0 finding(s)"}, &out, &errb)
+	if code != 2 || strings.Count(errb.String(), "\n") != 1 || strings.ContainsAny(errb.String(), "\x1b") {
+		t.Errorf("exit %d, stderr %q: want 2 and one escaped line", code, errb.String())
+	}
+}

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"bytes"
 	"fmt"
 	"path"
 	"regexp"
@@ -36,6 +37,14 @@ type FileResult struct {
 	Note string `json:"note,omitempty"`
 }
 
+// addNote adds a note to the ones the file already has.
+func (f *FileResult) addNote(note string) {
+	if f.Note != "" {
+		f.Note += "; "
+	}
+	f.Note += note
+}
+
 // Finding is one documented condition of one device.
 type Finding struct {
 	Condition string `json:"condition"`
@@ -61,6 +70,9 @@ type Report struct {
 	// pciClasses are the classes of the PCI functions lspci lists, by
 	// full address, for the rules that count only NIC functions.
 	pciClasses pciClasses
+	// linesAnalysed counts the lines of all files given to recognition
+	// and the parsers, within Limits.MaxBundleLines.
+	linesAnalysed int
 }
 
 // pciClasses implements kmsg.Devices over the functions of lspci -vvv:
@@ -109,6 +121,15 @@ type ethIface struct {
 	link    *LinkSettings
 	dump    *ethtooldump.Dump
 	statsAt map[string]string // statistic name -> file:line
+	// results are the indexes of its files in Report.Files.
+	results []int
+}
+
+// dumpFile is an ethtool -i/-S file and the index of its result in
+// Report.Files.
+type dumpFile struct {
+	File
+	result int
 }
 
 // Analyzer recognises the files of a bundle and names their findings.
@@ -121,7 +142,22 @@ func NewAnalyzer(rules *logrules.Engine) *Analyzer {
 	return &Analyzer{rules: rules}
 }
 
-// recognise returns the kind of a file from its content.
+// recogniseJSON returns the kind of a JSON document the whole of data
+// is, or "". A JSON document is parsed whole, not in lines.
+func recogniseJSON(data []byte) string {
+	t := bytes.TrimSpace(data)
+	switch {
+	case !bytes.HasPrefix(t, []byte("{")):
+		return ""
+	case bytes.Contains(t, []byte(`"trigger"`)) && bytes.Contains(t, []byte(`"reporter"`)) && bytes.Contains(t, []byte(`"attributes"`)):
+		return KindDevlinkEvidence
+	case bytes.Contains(t, []byte(`"health"`)):
+		return KindDevlinkHealth
+	}
+	return ""
+}
+
+// recognise returns the kind of a text file from its lines.
 func (a *Analyzer) recognise(f File) string {
 	ls := lines(f.Data)
 	has := func(pred func(string) bool) bool {
@@ -135,12 +171,7 @@ func (a *Analyzer) recognise(f File) string {
 	prefix := func(p string) func(string) bool {
 		return func(l string) bool { return strings.HasPrefix(l, p) }
 	}
-	t := strings.TrimSpace(string(f.Data))
 	switch {
-	case strings.HasPrefix(t, "{") && strings.Contains(t, `"trigger"`) && strings.Contains(t, `"reporter"`) && strings.Contains(t, `"attributes"`):
-		return KindDevlinkEvidence
-	case strings.HasPrefix(t, "{") && strings.Contains(t, `"health"`):
-		return KindDevlinkHealth
 	case has(prefix("NIC statistics:")) || has(prefix("driver:")) && has(prefix("bus-info:")):
 		return KindEthtoolDump
 	case has(prefix("Settings for ")) && (has(prefix("Link detected:")) || has(prefix("Speed:"))):
@@ -173,22 +204,38 @@ func (a *Analyzer) recognise(f File) string {
 // sosIface is the interface in a sosreport name such as ethtool_-S_eth0.
 var sosIface = regexp.MustCompile(`^ethtool_(?:-[a-zA-Z]_)?([A-Za-z0-9._-]+)$`)
 
-// Analyze reads every file of b and returns the findings.
+// Analyze reads every file of b and returns the findings. It analyses
+// at most b.Limits' lines of each file and of the bundle, each at most
+// b.Limits.MaxLineBytes long, and notes what it passed over.
 func (a *Analyzer) Analyze(b *Bundle) *Report {
 	r := &Report{Source: b.Source, Findings: []Finding{}, pciClasses: pciClasses{}}
+	lim := b.Limits.withDefaultWork()
 	var kernelLogs []File
 	ifaces := map[string]*ethIface{}
-	var dumps []File
+	var dumps []dumpFile
 	var links []*LinkSettings
 	for _, f := range b.Files {
-		kind := a.recognise(f)
+		// A JSON document is parsed whole (encoding/json, in one pass);
+		// text is analysed in lines, within the limits.
+		kind := recogniseJSON(f.Data)
+		var cut fileText
+		if kind == "" {
+			cut = analysedText(f.Data, lim, lim.MaxBundleLines-r.linesAnalysed)
+			r.linesAnalysed += cut.lines
+			f.Data = cut.data
+			if cut.lines > 0 {
+				kind = a.recognise(f)
+			}
+		}
 		res := FileResult{Name: f.Name, Kind: kind}
 		var err error
 		switch kind {
 		case "":
-			res.Note = "ignored: not a format diagnose reads"
+			if cut.lines > 0 || cut.note == "" {
+				res.Note = "ignored: not a format diagnose reads"
+			}
 		case KindEthtoolDump:
-			dumps = append(dumps, f)
+			dumps = append(dumps, dumpFile{f, len(r.Files)})
 		case KindEthtoolLink:
 			var ls *LinkSettings
 			if ls, err = ParseLinkSettings(string(f.Data)); err == nil {
@@ -215,6 +262,11 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 			if fns, err = ParseLspci(string(f.Data)); err == nil {
 				a.pciFindings(r, f.Name, fns)
 				r.pciClasses.add(fns)
+				for _, fn := range fns {
+					for _, why := range fn.Rejected {
+						res.addNote("not compared: " + why)
+					}
+				}
 			}
 		case KindMlxfwmanager:
 			var devs []FirmwareDevice
@@ -225,7 +277,10 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 			kernelLogs = append(kernelLogs, f) // after lspci
 		}
 		if err != nil {
-			res.Note = "unparsable: " + err.Error()
+			res.addNote("unparsable: " + err.Error())
+		}
+		if cut.note != "" {
+			res.addNote(cut.note)
 		}
 		r.Files = append(r.Files, res)
 	}
@@ -239,7 +294,14 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 	if len(links) == 1 {
 		defName = links[0].Interface
 	}
-	for _, f := range dumps {
+	for _, df := range dumps {
+		f := df.File
+		// Each file parses on its own first, so one that does not costs
+		// only itself.
+		if _, err := ethtooldump.Parse(bytes.NewReader(f.Data)); err != nil {
+			r.Files[df.result].addNote("unparsable: " + err.Error())
+			continue
+		}
 		name := defName
 		if m := sosIface.FindStringSubmatch(path.Base(f.Name)); m != nil && m[1] != "S" && m[1] != "i" {
 			name = m[1]
@@ -249,6 +311,7 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 			it = &ethIface{name: name, statsAt: map[string]string{}}
 			ifaces[name] = it
 		}
+		it.results = append(it.results, df.result)
 		// ethtool -i lines first: ethtooldump.Parse reads the driver
 		// fields, then the statistics after "NIC statistics:".
 		if strings.Contains(string(f.Data), "NIC statistics:") {
@@ -279,10 +342,8 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 		it := ifaces[n]
 		d, err := ethtooldump.Parse(strings.NewReader(it.text.String()))
 		if err != nil {
-			for i := range r.Files {
-				if r.Files[i].Kind == KindEthtoolDump && r.Files[i].Note == "" {
-					r.Files[i].Note = "unparsable: " + err.Error()
-				}
+			for _, i := range it.results {
+				r.Files[i].addNote("unparsable together with the other ethtool -i/-S files of " + n + ": " + err.Error())
 			}
 			continue
 		}

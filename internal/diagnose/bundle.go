@@ -10,7 +10,6 @@ package diagnose
 
 import (
 	"archive/tar"
-	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -26,19 +25,35 @@ import (
 )
 
 // Limits bound what a bundle may hold, so a hostile or broken archive
-// cannot exhaust memory.
+// cannot exhaust memory, and how much of it is analysed, so bytes within
+// those bounds cannot multiply into work (a file of newlines is millions
+// of lines, a file of one line a single regular expression input).
 type Limits struct {
-	// MaxFileSize is the largest member read, in bytes.
+	// MaxFileSize is the largest member, in bytes.
 	MaxFileSize int64
 	// MaxFiles is the most members a bundle may have.
 	MaxFiles int
-	// MaxTotal is the most bytes read from all members together.
+	// MaxTotal is the most bytes all members hold together, the ones
+	// skipped included.
 	MaxTotal int64
+
+	// MaxLineBytes is the longest line analysed; a longer one is passed
+	// over (its line number kept) and noted.
+	MaxLineBytes int
+	// MaxFileLines is the most lines of one file analysed; the rest of
+	// the file is cut and the cut noted.
+	MaxFileLines int
+	// MaxBundleLines is the most lines analysed in all files together;
+	// the files after it is spent are cut or not analysed, and noted.
+	MaxBundleLines int
 }
 
 // DefaultLimits are generous for real bundles: collect_debug.sh writes
-// fourteen small text files, a sosreport a few thousand.
-var DefaultLimits = Limits{MaxFileSize: 64 << 20, MaxFiles: 10000, MaxTotal: 512 << 20}
+// fourteen small text files, a sosreport a few thousand. A kernel log
+// line is at most 1024 bytes and a few dozen of prefixes; a 64 MiB log
+// of real lines has well under a million.
+var DefaultLimits = Limits{MaxFileSize: 64 << 20, MaxFiles: 10000, MaxTotal: 512 << 20,
+	MaxLineBytes: 4096, MaxFileLines: 1 << 20, MaxBundleLines: 4 << 20}
 
 // File is one regular file of a bundle, read into memory.
 type File struct {
@@ -53,6 +68,25 @@ type Bundle struct {
 	// Source is the path the bundle was read from.
 	Source string
 	Files  []File
+	// Limits are the limits the bundle was read with, which also bound
+	// its analysis; a zero MaxLineBytes, MaxFileLines or MaxBundleLines
+	// (a Bundle built without Limits) is DefaultLimits' value.
+	Limits Limits
+}
+
+// withDefaultWork returns lim with DefaultLimits' value for each zero
+// bound of the analysis.
+func (lim Limits) withDefaultWork() Limits {
+	if lim.MaxLineBytes == 0 {
+		lim.MaxLineBytes = DefaultLimits.MaxLineBytes
+	}
+	if lim.MaxFileLines == 0 {
+		lim.MaxFileLines = DefaultLimits.MaxFileLines
+	}
+	if lim.MaxBundleLines == 0 {
+		lim.MaxBundleLines = DefaultLimits.MaxBundleLines
+	}
+	return lim
 }
 
 // InputError says why an input is not a readable bundle. The command
@@ -99,7 +133,7 @@ func openDir(root string, lim Limits) (*Bundle, error) {
 	if err != nil {
 		return nil, inputErr(root, "cannot read: %v", err)
 	}
-	b := &Bundle{Source: root}
+	b := &Bundle{Source: root, Limits: lim}
 	var total int64
 	err = filepath.WalkDir(absRoot, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -142,7 +176,9 @@ func openDir(root string, lim Limits) (*Bundle, error) {
 
 // readTarGz reads a gzip-compressed tar archive with one top-level
 // directory. Absolute names, ".." components, links of any kind and
-// members larger than the limits are refused before their data is read.
+// members larger than the limits are refused before their data is read;
+// every member's declared size counts against the limits, the ones
+// skipped (the archive's "." directory) included.
 func readTarGz(p string, r io.Reader, lim Limits) (*Bundle, error) {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
@@ -150,7 +186,7 @@ func readTarGz(p string, r io.Reader, lim Limits) (*Bundle, error) {
 	}
 	defer zr.Close()
 	tr := tar.NewReader(zr)
-	b := &Bundle{Source: p}
+	b := &Bundle{Source: p, Limits: lim}
 	top := ""
 	var total int64
 	members := 0
@@ -175,6 +211,15 @@ func readTarGz(p string, r io.Reader, lim Limits) (*Bundle, error) {
 				return nil, inputErr(p, "member %q leaves the bundle directory", name)
 			}
 		}
+		// Every member's bytes count, whatever its name or type: the
+		// reader decompresses what it skips as much as what it keeps.
+		if h.Size < 0 || h.Size > lim.MaxFileSize {
+			return nil, inputErr(p, "member %q declares %d bytes, more than the limit of %d", name, h.Size, lim.MaxFileSize)
+		}
+		if total+h.Size > lim.MaxTotal {
+			return nil, inputErr(p, "members hold more than %d bytes in all", lim.MaxTotal)
+		}
+		total += h.Size
 		clean := path.Clean(name)
 		first, rest, _ := strings.Cut(clean, "/")
 		if first == "." {
@@ -197,17 +242,10 @@ func readTarGz(p string, r io.Reader, lim Limits) (*Bundle, error) {
 		if rest == "" {
 			return nil, inputErr(p, "file %q at the top level; want a single top-level directory", name)
 		}
-		if h.Size < 0 || h.Size > lim.MaxFileSize {
-			return nil, inputErr(p, "member %q declares %d bytes, more than the limit of %d", name, h.Size, lim.MaxFileSize)
-		}
-		if total+h.Size > lim.MaxTotal {
-			return nil, inputErr(p, "members hold more than %d bytes in all", lim.MaxTotal)
-		}
 		data := make([]byte, h.Size)
 		if _, err := io.ReadFull(tr, data); err != nil {
 			return nil, inputErr(p, "corrupt archive: member %q: %v", name, err)
 		}
-		total += h.Size
 		b.Files = append(b.Files, File{Name: rest, Data: data})
 	}
 	if top == "" {
@@ -219,14 +257,4 @@ func readTarGz(p string, r io.Reader, lim Limits) (*Bundle, error) {
 
 func sortFiles(fs []File) {
 	sort.Slice(fs, func(i, j int) bool { return fs[i].Name < fs[j].Name })
-}
-
-// lines splits data into lines without their line ends.
-func lines(data []byte) []string {
-	s := string(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")))
-	s = strings.TrimSuffix(s, "\n")
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
 }

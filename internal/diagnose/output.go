@@ -23,33 +23,46 @@ import (
 )
 
 // WriteText writes the reports for people: findings first, then the
-// files read and ignored.
+// files read and ignored. Every string is escaped (see Escape): names,
+// fields and notes come from the bundle and go to a terminal.
 func WriteText(w io.Writer, reports []*Report) error {
-	var b bytes.Buffer
+	var t textWriter
 	for _, r := range reports {
-		fmt.Fprintf(&b, "bundle %s: %d finding(s)\n", r.Source, len(r.Findings))
+		t.printf("bundle %s: %s finding(s)\n", r.Source, strconv.Itoa(len(r.Findings)))
 		for _, f := range r.Findings {
-			fmt.Fprintf(&b, "  %-7s %s %s: %s\n", strings.ToUpper(f.Severity), f.Alert, f.Device, f.Detail)
-			fmt.Fprintf(&b, "          evidence: %s\n          runbook:  %s\n", f.Evidence, f.Runbook)
+			t.printf("  %-7s %s %s: %s\n", strings.ToUpper(f.Severity), f.Alert, f.Device, f.Detail)
+			t.printf("          evidence: %s\n          runbook:  %s\n", f.Evidence, f.Runbook)
 		}
 		for _, d := range r.Firmware {
 			fw := d.Versions["FW"]
-			fmt.Fprintf(&b, "  firmware %s %s (%s, PSID %s): FW %s, available %s\n", d.PCIName, d.DeviceType, d.PartNumber, d.PSID, fw[0], fw[1])
+			t.printf("  firmware %s %s (%s, PSID %s): FW %s, available %s\n", d.PCIName, d.DeviceType, d.PartNumber, d.PSID, fw[0], fw[1])
 		}
 		for _, f := range r.Files {
 			kind := f.Kind
 			if kind == "" {
 				kind = "-"
 			}
-			fmt.Fprintf(&b, "  file %s: %s", f.Name, kind)
 			if f.Note != "" {
-				fmt.Fprintf(&b, " (%s)", f.Note)
+				t.printf("  file %s: %s (%s)\n", f.Name, kind, f.Note)
+			} else {
+				t.printf("  file %s: %s\n", f.Name, kind)
 			}
-			b.WriteByte('\n')
 		}
 	}
-	_, err := w.Write(b.Bytes())
+	_, err := w.Write(t.b.Bytes())
 	return err
+}
+
+// textWriter builds the text output. Its arguments are strings only, so
+// none reaches the output without Escape.
+type textWriter struct{ b bytes.Buffer }
+
+func (t *textWriter) printf(format string, args ...string) {
+	esc := make([]any, len(args))
+	for i, a := range args {
+		esc[i] = Escape(a)
+	}
+	fmt.Fprintf(&t.b, format, esc...)
 }
 
 // WriteJSON writes the reports as one JSON document for tools.

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -313,6 +314,9 @@ type PCIFunction struct {
 	// NonFatalErr or UncorrErr, FatalErr, UnsupReq or UnsuppReq).
 	DevStaErrors []string
 	DevStaLine   Line
+	// Rejected says which LnkCap or LnkSta values could not be read or
+	// were out of range, with their line; such a line is not compared.
+	Rejected []string
 }
 
 // NetworkClass reports whether the function is a network or InfiniBand
@@ -367,10 +371,22 @@ func ParseLspci(text string) ([]PCIFunction, error) {
 		switch key {
 		case "LnkCap":
 			f := cur()
-			f.CapSpeedGTs, f.CapWidth, _ = speedWidth(val)
+			speed, width, _, err := speedWidth(val)
+			if err != nil {
+				f.Rejected = append(f.Rejected, fmt.Sprintf("line %d: LnkCap %v", i+1, err))
+				f.CapSpeedGTs, f.CapWidth = 0, 0
+				continue
+			}
+			f.CapSpeedGTs, f.CapWidth = speed, width
 		case "LnkSta":
 			f := cur()
-			f.StaSpeedGTs, f.StaWidth, f.Downgraded = speedWidth(val)
+			speed, width, down, err := speedWidth(val)
+			if err != nil {
+				f.Rejected = append(f.Rejected, fmt.Sprintf("line %d: LnkSta %v", i+1, err))
+				f.StaSpeedGTs, f.StaWidth, f.Downgraded, f.LnkStaLine = 0, 0, false, 0
+				continue
+			}
+			f.StaSpeedGTs, f.StaWidth, f.Downgraded = speed, width, down
 			f.LnkStaLine = Line(i + 1)
 		case "DevSta":
 			f := cur()
@@ -391,8 +407,19 @@ func ParseLspci(text string) ([]PCIFunction, error) {
 	return out, nil
 }
 
-// speedWidth reads "Speed 8GT/s (downgraded), Width x8 (ok), ...".
-func speedWidth(s string) (speed float64, width int, downgraded bool) {
+// PCIe bounds: the widest link is x32 (x0 is printed for a link that is
+// down) and the fastest signalling rate, of PCIe 7.0, 128 GT/s; twice
+// that leaves room for the next generation.
+const (
+	maxPCIeWidth    = 32
+	maxPCIeSpeedGTs = 256
+)
+
+// speedWidth reads "Speed 8GT/s (downgraded), Width x8 (ok), ...". A
+// speed or width that does not parse, is not finite or is out of the
+// PCIe range is an error: comparing it would name a link degraded that
+// no device reported.
+func speedWidth(s string) (speed float64, width int, downgraded bool, err error) {
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		if strings.HasSuffix(part, "(downgraded)") {
@@ -405,15 +432,21 @@ func speedWidth(s string) (speed float64, width int, downgraded bool) {
 		switch f[0] {
 		case "Speed":
 			if v, ok := strings.CutSuffix(f[1], "GT/s"); ok {
-				speed, _ = strconv.ParseFloat(v, 64)
+				speed, err = strconv.ParseFloat(v, 64)
+				if err != nil || math.IsNaN(speed) || speed < 0 || speed > maxPCIeSpeedGTs {
+					return 0, 0, false, fmt.Errorf("speed %q out of range (0 to %d GT/s)", f[1], maxPCIeSpeedGTs)
+				}
 			}
 		case "Width":
 			if v, ok := strings.CutPrefix(f[1], "x"); ok {
-				width, _ = strconv.Atoi(v)
+				width, err = strconv.Atoi(v)
+				if err != nil || width < 0 || width > maxPCIeWidth {
+					return 0, 0, false, fmt.Errorf("width %q out of range (x0 to x%d)", f[1], maxPCIeWidth)
+				}
 			}
 		}
 	}
-	return speed, width, downgraded
+	return speed, width, downgraded, nil
 }
 
 // isSlot reports whether s is an lspci slot such as "b3:00.0" or

@@ -2,8 +2,10 @@ package diagnose
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -171,11 +173,25 @@ func FuzzParseIbstat(f *testing.F) {
 func FuzzParseLspci(f *testing.F) {
 	f.Add(readFixture(f, "mlx5_healthy/lspci.txt"))
 	f.Add(readFixture(f, "mlx5_fault/lspci.txt"))
+	f.Add("b3:00.0 Ethernet controller: Mellanox\n\tLnkCap:\tPort #0, Speed 16GT/s, Width x999999999999999999999\n\tLnkSta:\tSpeed 16GT/s, Width x16\n")
+	f.Add("b3:00.0 Ethernet controller: Mellanox\n\tLnkCap:\tPort #0, Speed InfGT/s, Width x16\n\tLnkSta:\tSpeed NaNGT/s, Width x16\n")
+	f.Add("\tLnkCap:\tSpeed -8GT/s, Width x-4\n\tLnkSta:\tSpeed 1e400GT/s (downgraded), Width x0 (downgraded)\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		fns, err := ParseLspci(s)
-		if err == nil {
-			for i := range fns {
-				_ = fns[i].LinkDegraded()
+		if err != nil {
+			return
+		}
+		for i, fn := range fns {
+			_ = fns[i].LinkDegraded()
+			for _, v := range []float64{fn.CapSpeedGTs, fn.StaSpeedGTs} {
+				if math.IsNaN(v) || v < 0 || v > maxPCIeSpeedGTs {
+					t.Fatalf("speed %v accepted: %+v", v, fn)
+				}
+			}
+			for _, w := range []int{fn.CapWidth, fn.StaWidth} {
+				if w < 0 || w > maxPCIeWidth {
+					t.Fatalf("width %d accepted: %+v", w, fn)
+				}
 			}
 		}
 	})
@@ -231,5 +247,44 @@ func TestDevlinkEvidenceFromCapture(t *testing.T) {
 		Detail:   `reporter fw_fatal is in state "error" (error 1, recover 0 since boot).`}}
 	if d := cmp.Diff(want, r.Findings); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// TestLspciOutOfRange checks that a link speed or width lspci cannot
+// print (beyond the int range, infinite, not a number, negative, wider
+// than x32) is rejected with a notice instead of being compared: no
+// finding comes from its line.
+func TestLspciOutOfRange(t *testing.T) {
+	const dev = "b3:00.0 Ethernet controller: Mellanox\n"
+	tests := []struct {
+		name, cap, sta string
+		notice         string
+	}{
+		{"width beyond int64", "Speed 16GT/s, Width x999999999999999999999", "Speed 16GT/s (ok), Width x16 (ok)", `width "x999999999999999999999" out of range`},
+		{"width beyond x32", "Speed 16GT/s, Width x64", "Speed 16GT/s (ok), Width x16 (ok)", `width "x64" out of range`},
+		{"infinite speed", "Speed InfGT/s, Width x16", "Speed 16GT/s (ok), Width x16 (ok)", `speed "InfGT/s" out of range`},
+		{"NaN speed", "Speed 16GT/s, Width x16", "Speed NaNGT/s, Width x16 (ok)", `speed "NaNGT/s" out of range`},
+		{"negative speed", "Speed 16GT/s, Width x16", "Speed -8GT/s, Width x16 (ok)", `speed "-8GT/s" out of range`},
+		{"huge speed", "Speed 1e300GT/s, Width x16", "Speed 16GT/s (ok), Width x16 (ok)", `speed "1e300GT/s" out of range`},
+		{"downgraded with a bad width", "Speed 16GT/s, Width x16", "Speed 16GT/s, Width x99999999999999999999 (downgraded)", "out of range"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewAnalyzer(rules(t)).Analyze(&Bundle{Files: []File{{Name: "lspci.txt",
+				Data: []byte(dev + "\tLnkCap:\tPort #0, " + tt.cap + ", ASPM L1\n\tLnkSta:\t" + tt.sta + "\n")}}})
+			if len(r.Findings) != 0 {
+				t.Errorf("findings from an out-of-range value: %+v", r.Findings)
+			}
+			if len(r.Files) != 1 || r.Files[0].Kind != KindLspci || !strings.Contains(r.Files[0].Note, tt.notice) {
+				t.Errorf("files %+v, want an lspci file with a notice containing %q", r.Files, tt.notice)
+			}
+		})
+	}
+	// The other functions of the same file are still compared.
+	in := dev + "\tLnkCap:\tPort #0, Speed InfGT/s, Width x16\n\tLnkSta:\tSpeed 8GT/s, Width x16\n" +
+		"b4:00.0 Ethernet controller: Mellanox\n\tLnkCap:\tPort #0, Speed 16GT/s, Width x16\n\tLnkSta:\tSpeed 8GT/s, Width x16\n"
+	r := NewAnalyzer(rules(t)).Analyze(&Bundle{Files: []File{{Name: "lspci.txt", Data: []byte(in)}}})
+	if len(r.Findings) != 1 || r.Findings[0].Device != "b4:00.0" || r.Findings[0].Evidence != "lspci.txt:6" {
+		t.Errorf("findings %+v, want one for b4:00.0 at lspci.txt:6", r.Findings)
 	}
 }

@@ -33,8 +33,9 @@ type Config struct {
 }
 
 // Run diagnoses every bundle and writes the result to stdout. An input
-// that cannot be read is reported on stderr in one line and makes the
-// status ExitUnreadable; nothing is written to stdout then.
+// that cannot be read is reported on stderr in one line (escaped, as the
+// text output is) and makes the status ExitUnreadable; nothing is
+// written to stdout then.
 func Run(cfg Config, stdout, stderr io.Writer, log *zap.Logger) int {
 	if len(cfg.Paths) == 0 {
 		fmt.Fprintln(stderr, "nic_exporter diagnose: no bundle given")
@@ -49,7 +50,7 @@ func Run(cfg Config, stdout, stderr io.Writer, log *zap.Logger) int {
 			if !errors.As(err, &ie) {
 				ie = &InputError{Path: p, Reason: err.Error()}
 			}
-			fmt.Fprintf(stderr, "nic_exporter diagnose: %s\n", ie)
+			fmt.Fprintf(stderr, "nic_exporter diagnose: %s\n", Escape(ie.Error()))
 			return ExitUnreadable
 		}
 		reports = append(reports, a.Analyze(b))
@@ -64,7 +65,7 @@ func Run(cfg Config, stdout, stderr io.Writer, log *zap.Logger) int {
 		err = WriteText(stdout, reports)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "nic_exporter diagnose: writing the result: %v\n", err)
+		fmt.Fprintf(stderr, "nic_exporter diagnose: writing the result: %s\n", Escape(err.Error()))
 		return ExitUnreadable
 	}
 	for _, r := range reports {

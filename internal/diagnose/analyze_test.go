@@ -1,0 +1,56 @@
+package diagnose
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/nic-exporter/nic_exporter/collector/exposition"
+)
+
+// TestOneBadEthtoolDump checks that an ethtool -S file that does not
+// parse is the only one marked unparsable: the good dumps of the other
+// interfaces keep their findings and series.
+func TestOneBadEthtoolDump(t *testing.T) {
+	good := "driver: ena\nbus-info: 0000:00:05.0\nNIC statistics:\n     tx_timeout: 0\n     wd_expired: 2\n"
+	bad := "driver: ena\nNIC statistics:\n     tx_timeout: minus one\n"
+	b := bundleOf(t, map[string]string{
+		"sos_commands/networking/ethtool_-S_eth0": good,
+		"sos_commands/networking/ethtool_-S_eth1": bad,
+		"sos_commands/networking/ethtool_-S_eth2": good,
+	})
+	r := NewAnalyzer(rules(t)).Analyze(b)
+	for _, f := range r.Files {
+		if f.Kind != KindEthtoolDump {
+			t.Errorf("%s recognised as %q", f.Name, f.Kind)
+		}
+		bad := strings.HasSuffix(f.Name, "eth1")
+		if got := strings.HasPrefix(f.Note, "unparsable: "); got != bad {
+			t.Errorf("%s: note %q", f.Name, f.Note)
+		}
+		if bad && !strings.Contains(f.Note, `value "minus one"`) {
+			t.Errorf("%s: note %q does not name the bad value", f.Name, f.Note)
+		}
+	}
+	var devs []string
+	for _, f := range r.Findings {
+		devs = append(devs, f.Device+" "+f.Alert)
+	}
+	if got, want := strings.Join(devs, ","), "eth0 NICENAWatchdogExpired,eth2 NICENAWatchdogExpired"; got != want {
+		t.Errorf("findings %s, want %s", got, want)
+	}
+	var out bytes.Buffer
+	if err := writeExposition(&out, []*Report{r}, rules(t), fixedNow, zap.NewNop(), exposition.Text); err != nil {
+		t.Fatal(err)
+	}
+	for _, dev := range []string{`device="eth0"`, `device="eth2"`} {
+		if !strings.Contains(out.String(), dev) {
+			t.Errorf("no series of %s:\n%s", dev, out.String())
+		}
+	}
+	if strings.Contains(out.String(), `device="eth1"`) {
+		t.Errorf("series of the unparsable eth1:\n%s", out.String())
+	}
+}
