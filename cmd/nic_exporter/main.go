@@ -73,6 +73,7 @@ type options struct {
 	writeTimeout   time.Duration
 	idleTimeout    time.Duration
 	sysfs          string
+	sysfsSet       bool
 	procfs         string
 	procfsSet      bool
 	logLevel       string
@@ -101,7 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	app.Flag("web.read-header-timeout", "How long a client may take to send the headers of a request.").Default("10s").DurationVar(&o.readHeader)
 	app.Flag("web.write-timeout", "How long one answer may take to write; a scrape whose client reads slower loses the connection and frees its slot of --web.max-requests.").Default("1m").DurationVar(&o.writeTimeout)
 	app.Flag("web.idle-timeout", "How long an idle keep-alive connection stays open between requests.").Default("2m").DurationVar(&o.idleTimeout)
-	app.Flag("path.sysfs", "sysfs mount point.").Default("/sys").StringVar(&o.sysfs)
+	app.Flag("path.sysfs", "sysfs mount point; when given, it must be a directory with a class directory.").Default("/sys").IsSetByUser(&o.sysfsSet).StringVar(&o.sysfs)
 	app.Flag("path.procfs", "procfs mount point.").Default("/proc").IsSetByUser(&o.procfsSet).StringVar(&o.procfs)
 	app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").EnumVar(&o.logLevel, logging.Levels()...)
 	app.Flag("log.format", "Output format of log messages: logfmt or json (console is an alias of logfmt).").Default("logfmt").EnumVar(&o.logFormat, logging.Formats()...)
@@ -129,6 +130,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 // worth reading more often.
 const minInterval = 100 * time.Millisecond
 
+// minTimeout is the shortest poll timeout a collector accepts. No poll
+// of a real host's sources finishes reliably in less, so a shorter one
+// (a typo: 1ns, 1ms) would only keep the collector down.
+const minTimeout = 100 * time.Millisecond
+
 // check refuses flag values that parse but cannot work. Its errors are
 // reported like kingpin's, with exit status 2.
 func (o *options) check() error {
@@ -141,10 +147,33 @@ func (o *options) check() error {
 		if cf.interval < minInterval {
 			return fmt.Errorf("%s.interval must be at least %s, got %s", p, minInterval, cf.interval)
 		}
-		// A zero timeout would fail every poll.
+		// A zero timeout would fail every poll, and one of a few
+		// nanoseconds (a typo: 1ns, 1ms) too: the collector would stay
+		// down.
 		if cf.timeout <= 0 {
 			return fmt.Errorf("%s.timeout must be positive, got %s", p, cf.timeout)
 		}
+		if cf.timeout < minTimeout {
+			return fmt.Errorf("%s.timeout must be at least %s, got %s", p, minTimeout, cf.timeout)
+		}
+	}
+	// The phy collector would take a value of 0 or below for its default
+	// of 60 s, and one of a few nanoseconds for a read of every module's
+	// memory (an I2C transaction) at every poll.
+	if d := o.extra.phyModuleInterval; d <= 0 {
+		return fmt.Errorf("--collector.phy.module-interval must be positive, got %s", d)
+	} else if d < minInterval {
+		return fmt.Errorf("--collector.phy.module-interval must be at least %s, got %s", minInterval, d)
+	}
+	// The capture store would take 0 or below for its defaults.
+	if n := o.extra.devlinkCapture.MaxFiles; n <= 0 {
+		return fmt.Errorf("--collector.devlink.capture-max-files must be positive, got %d", n)
+	}
+	if n := o.extra.devlinkCapture.MaxBytes; n <= 0 {
+		return fmt.Errorf("--collector.devlink.capture-max-bytes must be positive, got %d", n)
+	}
+	if o.seriesBudget < 0 {
+		return fmt.Errorf("--web.series-budget must not be negative (0 turns the check off), got %d", o.seriesBudget)
 	}
 	for _, d := range []struct {
 		flag string
@@ -171,6 +200,11 @@ func (o *options) check() error {
 		}
 		if _, err := time.Parse(time.RFC3339Nano, o.demoStart); err != nil {
 			return fmt.Errorf("--demo.start: want an RFC 3339 time such as 2026-11-25T10:00:00Z: %w", err)
+		}
+	}
+	if p := *o.web.WebConfigFile; p != "" {
+		if err := checkWebConfig(p); err != nil {
+			return fmt.Errorf("--web.config.file: %w", err)
 		}
 	}
 	if !o.demo {
