@@ -410,18 +410,13 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	for i, r := range runners {
 		sourcesList[i] = r
 	}
-	metrics := scrape.NewHandler(sourcesList, scrape.Config{MaxConcurrent: o.maxRequests, WriteTimeout: o.writeTimeout, Gatherer: reg}, log.Named("scrape"))
+	metrics, detail := scrapeHandlers(sourcesList, o, reg, log)
 	reg.MustRegister(metrics)
 	snapshotters := make([]collector.Snapshotter, len(runners))
 	for i, r := range runners {
 		snapshotters[i] = r
 	}
 	reg.MustRegister(collector.NewSeriesBudget(snapshotters, o.seriesBudget, log.Named("budget")))
-	// The detail endpoint serves the detail parts of the same snapshots:
-	// no extra device reads. Its scrapes have their own concurrency bound
-	// and are counted in the scrape self-metrics of /metrics, under
-	// profile="detail".
-	detail := scrape.NewHandler(sourcesList, scrape.Config{MaxConcurrent: o.maxRequests, WriteTimeout: o.writeTimeout, Detail: true, Stats: metrics.Stats()}, log.Named("scrape.detail"))
 
 	mux := http.NewServeMux()
 	mux.Handle(o.metricsPath, metrics)
@@ -487,6 +482,17 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 		_ = server.Close()
 	}
 	return nil
+}
+
+// scrapeHandlers returns the handlers of /metrics, whose self-metrics
+// come from reg, and of /metrics/detail. The detail endpoint serves the
+// detail parts of the same snapshots: no extra device reads. Its scrapes
+// have their own concurrency bound and are counted in the scrape
+// self-metrics of /metrics, under profile="detail".
+func scrapeHandlers(sources []scrape.Source, o *options, reg prometheus.Gatherer, log *zap.Logger) (metrics, detail *scrape.Handler) {
+	metrics = scrape.NewHandler(sources, scrape.Config{MaxConcurrent: o.maxRequests, WriteTimeout: o.writeTimeout, Gatherer: reg}, log.Named("scrape"))
+	detail = scrape.NewHandler(sources, scrape.Config{MaxConcurrent: o.maxRequests, WriteTimeout: o.writeTimeout, Detail: true, Stats: metrics.Stats()}, log.Named("scrape.detail"))
+	return metrics, detail
 }
 
 // readiness is what /readyz reports about runners: the collectors still
