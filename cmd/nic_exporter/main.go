@@ -487,11 +487,11 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 // scrapeHandlers returns the handlers of /metrics, whose self-metrics
 // come from reg, and of /metrics/detail. The detail endpoint serves the
 // detail parts of the same snapshots: no extra device reads. Its scrapes
-// have their own concurrency bound and are counted in the scrape
-// self-metrics of /metrics, under profile="detail".
+// share the bound of --web.max-requests with those of /metrics and are
+// counted in the scrape self-metrics of /metrics, under profile="detail".
 func scrapeHandlers(sources []scrape.Source, o *options, reg prometheus.Gatherer, log *zap.Logger) (metrics, detail *scrape.Handler) {
 	metrics = scrape.NewHandler(sources, scrape.Config{MaxConcurrent: o.maxRequests, WriteTimeout: o.writeTimeout, Gatherer: reg}, log.Named("scrape"))
-	detail = scrape.NewHandler(sources, scrape.Config{MaxConcurrent: o.maxRequests, WriteTimeout: o.writeTimeout, Detail: true, Stats: metrics.Stats()}, log.Named("scrape.detail"))
+	detail = scrape.NewHandler(sources, scrape.Config{MaxConcurrent: o.maxRequests, WriteTimeout: o.writeTimeout, Detail: true, Stats: metrics.Stats(), Limiter: metrics.Limiter()}, log.Named("scrape.detail"))
 	return metrics, detail
 }
 

@@ -35,8 +35,13 @@ type Source interface {
 // Config configures the metrics handler.
 type Config struct {
 	// MaxConcurrent bounds the scrapes served at once; more get HTTP 503.
-	// Zero means no bound.
+	// Zero means no bound. It is not used when Limiter is set.
 	MaxConcurrent int
+	// Limiter, if not nil, is the bound of concurrent scrapes, shared
+	// with every handler whose Config names it (/metrics and
+	// /metrics/detail share one: --web.max-requests). Nil means a
+	// Limiter of MaxConcurrent of the handler's own.
+	Limiter *Limiter
 	// WriteTimeout bounds the time one scrape may take to write its
 	// answer, from the moment it is admitted: a client that reads slower
 	// than that loses the connection and frees its slot. Zero means no
@@ -95,8 +100,7 @@ type Handler struct {
 	cfg     Config
 	log     *zap.Logger
 	profile string
-	// inflight counts this handler's scrapes being served, for
-	// MaxConcurrent and for Stats.
+	// inflight counts this handler's scrapes being served, for Stats.
 	inflight atomic.Int64
 	duration prometheus.Observer
 	// tails shares a rendering of the exporter's own metrics, by format,
@@ -119,6 +123,9 @@ func NewHandler(sources []Source, cfg Config, log *zap.Logger) *Handler {
 	if cfg.Stats == nil {
 		cfg.Stats = NewStats()
 	}
+	if cfg.Limiter == nil {
+		cfg.Limiter = NewLimiter(cfg.MaxConcurrent)
+	}
 	profile := ProfileDefault
 	if cfg.Detail {
 		profile = ProfileDetail
@@ -131,6 +138,10 @@ func NewHandler(sources []Source, cfg Config, log *zap.Logger) *Handler {
 // Stats returns the Stats the handler reports to, for a handler of the
 // other profile to share.
 func (h *Handler) Stats() *Stats { return h.cfg.Stats }
+
+// Limiter returns the handler's bound of concurrent scrapes, for a
+// handler of the other profile to share.
+func (h *Handler) Limiter() *Limiter { return h.cfg.Limiter }
 
 // Rejected returns the number of scrapes refused because MaxConcurrent
 // scrapes were already in flight.
@@ -172,7 +183,7 @@ func (h *Handler) fail(i int, r *http.Request, err error) {
 		fields = append(fields, zap.Error(err))
 	}
 	if i == failRejected {
-		fields = append(fields, zap.Int("max_requests", h.cfg.MaxConcurrent))
+		fields = append(fields, zap.Int("max_requests", h.cfg.Limiter.Max()))
 	}
 	if unnoted > 0 {
 		fields = append(fields, zap.Uint64("not_logged_since_last", unnoted))
@@ -192,12 +203,13 @@ const (
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Every answer depends on Accept-Encoding, refusals included.
 	w.Header().Set("Vary", "Accept-Encoding")
-	if n := h.inflight.Add(1); h.cfg.MaxConcurrent > 0 && n > int64(h.cfg.MaxConcurrent) {
-		h.inflight.Add(-1)
+	if !h.cfg.Limiter.acquire() {
 		h.fail(failRejected, r, nil)
-		http.Error(w, fmt.Sprintf("too many concurrent scrapes (limit %d)", h.cfg.MaxConcurrent), http.StatusServiceUnavailable)
+		http.Error(w, fmt.Sprintf("too many concurrent scrapes (limit %d)", h.cfg.Limiter.Max()), http.StatusServiceUnavailable)
 		return
 	}
+	defer h.cfg.Limiter.release()
+	h.inflight.Add(1)
 	defer h.inflight.Add(-1)
 	start := h.now()
 	defer func() { h.duration.Observe(h.now().Sub(start).Seconds()) }()
@@ -237,6 +249,38 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 }
+
+// Limiter bounds the scrapes served at once by the handlers that share
+// it; more get HTTP 503. Its methods are safe for concurrent use.
+type Limiter struct {
+	max  int64
+	used atomic.Int64
+}
+
+// NewLimiter returns a Limiter of max concurrent scrapes; 0 or less
+// means no bound.
+func NewLimiter(max int) *Limiter { return &Limiter{max: int64(max)} }
+
+// Max returns the bound; 0 means none.
+func (l *Limiter) Max() int {
+	if l.max <= 0 {
+		return 0
+	}
+	return int(l.max)
+}
+
+// acquire takes a slot and reports whether one was free; a true result
+// must be followed by release.
+func (l *Limiter) acquire() bool {
+	if n := l.used.Add(1); l.max > 0 && n > l.max {
+		l.used.Add(-1)
+		return false
+	}
+	return true
+}
+
+// release frees a slot taken by acquire.
+func (l *Limiter) release() { l.used.Add(-1) }
 
 // part returns the part of s the handler serves.
 func (h *Handler) part(s Source) *exposition.Snapshot {
