@@ -209,6 +209,62 @@ func TestHTTPErrorLogThroughZap(t *testing.T) {
 	}
 }
 
+// TestTLSHandshakeErrorsRateLimited sends 300 plain HTTP requests to the
+// TLS listener, each on a connection of its own, and counts net/http's
+// "TLS handshake error" lines in the log up to the exit: they used to be
+// one WARN line per connection (3,000 lines, 617 KB, in 0.1 s), and are
+// now logged like failed scrapes, at most once a minute per kind with
+// the number not logged in between. Every client still gets its 400.
+func TestTLSHandshakeErrorsRateLimited(t *testing.T) {
+	const clients = 300
+	dir := t.TempDir()
+	writeSelfSignedCert(t, filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
+	cfg := filepath.Join(dir, "web.yml")
+	if err := os.WriteFile(cfg, []byte("tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := &exporter{addr: freePort(t), stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	e.cmd = startCmd(t, e, "--web.config.file="+cfg, "--demo")
+	plain := func() (string, error) {
+		conn, err := net.Dial("tcp", e.addr)
+		if err != nil {
+			return "", err
+		}
+		defer conn.Close()
+		if _, err := io.WriteString(conn, "GET /metrics HTTP/1.1\r\nHost: exporter\r\n\r\n"); err != nil {
+			return "", err
+		}
+		reply, err := io.ReadAll(conn)
+		return string(reply), err
+	}
+	deadline := time.Now().Add(testenv.HangGuard)
+	for {
+		if reply, _ := plain(); strings.Contains(reply, "HTTPS server") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no TLS listener:\n%s", e.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for i := range clients {
+		reply, err := plain()
+		if err != nil || !strings.Contains(reply, "400 Bad Request") {
+			t.Fatalf("plain HTTP client %d: %q, %v; want a 400", i, reply, err)
+		}
+	}
+	// Up to the exit: the server logs a handshake error before it lets
+	// go of the connection, and the shutdown waits for the connections.
+	log := stopForLog(t, e)
+	lines := regexp.MustCompile(`(?m)^.*TLS handshake error.*$`).FindAllString(log, -1)
+	if len(lines) != 1 {
+		t.Errorf("%d TLS handshake error lines for %d plain HTTP connections, want 1 (rate-limited)", len(lines), clients+1)
+	}
+	if len(lines) > 0 && (!strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], "component=http")) {
+		t.Errorf("TLS handshake error not logged through zap at warn level: %s", lines[0])
+	}
+}
+
 // writeSelfSignedCert writes a self-signed certificate for 127.0.0.1 and
 // its key as PEM files.
 func writeSelfSignedCert(t *testing.T, certFile, keyFile string) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	stdlog "log"
 	"log/slog"
 	"net/http"
 	"os"
@@ -31,7 +32,6 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/scrape"
@@ -441,11 +441,9 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	mux.Handle("/", landing)
 
 	// net/http's own errors (TLS handshakes, accept errors, panics) go
-	// through zap, in --log.format like every other line.
-	httpLog, err := zap.NewStdLogAt(log.Named("http"), zapcore.WarnLevel)
-	if err != nil {
-		return fmt.Errorf("HTTP error log: %w", err)
-	}
+	// through zap, in --log.format like every other line, each kind at
+	// most once per minute: a client can cause one per connection.
+	httpLog := stdlog.New(newHTTPErrorLog(log.Named("http"), httpErrorLogInterval), "", 0)
 	server := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: o.readHeader,
