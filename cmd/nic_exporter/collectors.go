@@ -145,7 +145,7 @@ func collectorSpecs() []collectorSpec {
 			defaultInterval: "5s",
 			defaultTimeout:  "4s",
 			flags: func(app *kingpin.Application, x *extraFlags) {
-				app.Flag("collector.kmsg.path", "The kernel log device; must be a character device when given.").Default("/dev/kmsg").IsSetByUser(&x.kmsgPathSet).StringVar(&x.kmsgPath)
+				app.Flag("collector.kmsg.path", "The kernel log device; when given, it must be the kernel log device (character device 1:11), and the device opened is checked again.").Default("/dev/kmsg").IsSetByUser(&x.kmsgPathSet).StringVar(&x.kmsgPath)
 				app.Flag("collector.kmsg.rules-file", "YAML file of extra kernel log rules, tried before the built-in ones (see docs/metrics.md).").StringVar(&x.kmsgRulesFile)
 				app.Flag("collector.kmsg.replay", "Count the records still in the kernel log buffer at start (boot-time errors, errors before a restart); --no-collector.kmsg.replay counts only new records.").Default("true").BoolVar(&x.kmsgReplay)
 				app.Flag("collector.kmsg.state-file", "File to save the kernel log counters to at each poll and restore them from at start on the same boot, so they continue even if the kernel buffer rotated in between; its directory must exist and be writable. Empty: off.").StringVar(&x.kmsgStateFile)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	stdlog "log"
 	"log/slog"
 	"net/http"
 	"os"
@@ -31,7 +32,6 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/scrape"
@@ -73,6 +73,7 @@ type options struct {
 	writeTimeout   time.Duration
 	idleTimeout    time.Duration
 	sysfs          string
+	sysfsSet       bool
 	procfs         string
 	procfsSet      bool
 	logLevel       string
@@ -97,11 +98,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o.web = kingpinflag.AddFlags(app, defaultAddress)
 	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
 	app.Flag("web.series-budget", "Per-host budget of series in the default scrape (collector series, not the exporter's own metrics); above it the exporter logs one warning naming the top contributors and sets nic_exporter_series_budget_exceeded to 1. 0 turns the check off. The default is sized from the large host of docs/benchmarks.md (Fleet cost).").Default(strconv.Itoa(defaultSeriesBudget)).IntVar(&o.seriesBudget)
-	app.Flag("web.max-requests", "Maximum number of scrapes served at once; more get HTTP 503. 0 means no limit.").Default("64").IntVar(&o.maxRequests)
+	app.Flag("web.max-requests", "Maximum number of scrapes prepared at once, of the metrics and detail endpoints together; more get HTTP 503. A scrape's slot is freed once its answer is prepared, before it is written, so clients that read slowly or never hold none. 0 means no limit.").Default("64").IntVar(&o.maxRequests)
 	app.Flag("web.read-header-timeout", "How long a client may take to send the headers of a request.").Default("10s").DurationVar(&o.readHeader)
-	app.Flag("web.write-timeout", "How long one answer may take to write; a scrape whose client reads slower loses the connection and frees its slot of --web.max-requests.").Default("1m").DurationVar(&o.writeTimeout)
+	app.Flag("web.write-timeout", "How long one answer may take to write; a scrape whose client reads slower loses the connection.").Default("1m").DurationVar(&o.writeTimeout)
 	app.Flag("web.idle-timeout", "How long an idle keep-alive connection stays open between requests.").Default("2m").DurationVar(&o.idleTimeout)
-	app.Flag("path.sysfs", "sysfs mount point.").Default("/sys").StringVar(&o.sysfs)
+	app.Flag("path.sysfs", "sysfs mount point; when given, it must be a directory with a class directory.").Default("/sys").IsSetByUser(&o.sysfsSet).StringVar(&o.sysfs)
 	app.Flag("path.procfs", "procfs mount point.").Default("/proc").IsSetByUser(&o.procfsSet).StringVar(&o.procfs)
 	app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").EnumVar(&o.logLevel, logging.Levels()...)
 	app.Flag("log.format", "Output format of log messages: logfmt or json (console is an alias of logfmt).").Default("logfmt").EnumVar(&o.logFormat, logging.Formats()...)
@@ -129,6 +130,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 // worth reading more often.
 const minInterval = 100 * time.Millisecond
 
+// minTimeout is the shortest poll timeout a collector accepts. No poll
+// of a real host's sources finishes reliably in less, so a shorter one
+// (a typo: 1ns, 1ms) would only keep the collector down.
+const minTimeout = 100 * time.Millisecond
+
 // check refuses flag values that parse but cannot work. Its errors are
 // reported like kingpin's, with exit status 2.
 func (o *options) check() error {
@@ -141,10 +147,33 @@ func (o *options) check() error {
 		if cf.interval < minInterval {
 			return fmt.Errorf("%s.interval must be at least %s, got %s", p, minInterval, cf.interval)
 		}
-		// A zero timeout would fail every poll.
+		// A zero timeout would fail every poll, and one of a few
+		// nanoseconds (a typo: 1ns, 1ms) too: the collector would stay
+		// down.
 		if cf.timeout <= 0 {
 			return fmt.Errorf("%s.timeout must be positive, got %s", p, cf.timeout)
 		}
+		if cf.timeout < minTimeout {
+			return fmt.Errorf("%s.timeout must be at least %s, got %s", p, minTimeout, cf.timeout)
+		}
+	}
+	// The phy collector would take a value of 0 or below for its default
+	// of 60 s, and one of a few nanoseconds for a read of every module's
+	// memory (an I2C transaction) at every poll.
+	if d := o.extra.phyModuleInterval; d <= 0 {
+		return fmt.Errorf("--collector.phy.module-interval must be positive, got %s", d)
+	} else if d < minInterval {
+		return fmt.Errorf("--collector.phy.module-interval must be at least %s, got %s", minInterval, d)
+	}
+	// The capture store would take 0 or below for its defaults.
+	if n := o.extra.devlinkCapture.MaxFiles; n <= 0 {
+		return fmt.Errorf("--collector.devlink.capture-max-files must be positive, got %d", n)
+	}
+	if n := o.extra.devlinkCapture.MaxBytes; n <= 0 {
+		return fmt.Errorf("--collector.devlink.capture-max-bytes must be positive, got %d", n)
+	}
+	if o.seriesBudget < 0 {
+		return fmt.Errorf("--web.series-budget must not be negative (0 turns the check off), got %d", o.seriesBudget)
 	}
 	for _, d := range []struct {
 		flag string
@@ -171,6 +200,11 @@ func (o *options) check() error {
 		}
 		if _, err := time.Parse(time.RFC3339Nano, o.demoStart); err != nil {
 			return fmt.Errorf("--demo.start: want an RFC 3339 time such as 2026-11-25T10:00:00Z: %w", err)
+		}
+	}
+	if p := *o.web.WebConfigFile; p != "" {
+		if err := checkWebConfig(p); err != nil {
+			return fmt.Errorf("--web.config.file: %w", err)
 		}
 	}
 	if !o.demo {
@@ -376,18 +410,13 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	for i, r := range runners {
 		sourcesList[i] = r
 	}
-	metrics := scrape.NewHandler(sourcesList, scrape.Config{MaxConcurrent: o.maxRequests, WriteTimeout: o.writeTimeout, Gatherer: reg}, log.Named("scrape"))
+	metrics, detail := scrapeHandlers(sourcesList, o, reg, log)
 	reg.MustRegister(metrics)
 	snapshotters := make([]collector.Snapshotter, len(runners))
 	for i, r := range runners {
 		snapshotters[i] = r
 	}
 	reg.MustRegister(collector.NewSeriesBudget(snapshotters, o.seriesBudget, log.Named("budget")))
-	// The detail endpoint serves the detail parts of the same snapshots:
-	// no extra device reads. Its scrapes have their own concurrency bound
-	// and are counted in the scrape self-metrics of /metrics, under
-	// profile="detail".
-	detail := scrape.NewHandler(sourcesList, scrape.Config{MaxConcurrent: o.maxRequests, WriteTimeout: o.writeTimeout, Detail: true, Stats: metrics.Stats()}, log.Named("scrape.detail"))
 
 	mux := http.NewServeMux()
 	mux.Handle(o.metricsPath, metrics)
@@ -412,11 +441,9 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	mux.Handle("/", landing)
 
 	// net/http's own errors (TLS handshakes, accept errors, panics) go
-	// through zap, in --log.format like every other line.
-	httpLog, err := zap.NewStdLogAt(log.Named("http"), zapcore.WarnLevel)
-	if err != nil {
-		return fmt.Errorf("HTTP error log: %w", err)
-	}
+	// through zap, in --log.format like every other line, each kind at
+	// most once per minute: a client can cause one per connection.
+	httpLog := stdlog.New(newHTTPErrorLog(log.Named("http"), httpErrorLogInterval), "", 0)
 	server := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: o.readHeader,
@@ -453,6 +480,17 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 		_ = server.Close()
 	}
 	return nil
+}
+
+// scrapeHandlers returns the handlers of /metrics, whose self-metrics
+// come from reg, and of /metrics/detail. The detail endpoint serves the
+// detail parts of the same snapshots: no extra device reads. Its scrapes
+// share the bound of --web.max-requests with those of /metrics and are
+// counted in the scrape self-metrics of /metrics, under profile="detail".
+func scrapeHandlers(sources []scrape.Source, o *options, reg prometheus.Gatherer, log *zap.Logger) (metrics, detail *scrape.Handler) {
+	metrics = scrape.NewHandler(sources, scrape.Config{MaxConcurrent: o.maxRequests, WriteTimeout: o.writeTimeout, Gatherer: reg}, log.Named("scrape"))
+	detail = scrape.NewHandler(sources, scrape.Config{MaxConcurrent: o.maxRequests, WriteTimeout: o.writeTimeout, Detail: true, Stats: metrics.Stats(), Limiter: metrics.Limiter()}, log.Named("scrape.detail"))
+	return metrics, detail
 }
 
 // readiness is what /readyz reports about runners: the collectors still

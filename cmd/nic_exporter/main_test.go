@@ -329,6 +329,10 @@ func TestStartupErrors(t *testing.T) {
 	// Flags that parse but cannot work are refused with status 2, like
 	// kingpin's own errors; errors found while building the collectors
 	// or the demo host end the process with status 1.
+	fifo := filepath.Join(t.TempDir(), "web.yml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args []string
 		want string
@@ -360,6 +364,20 @@ func TestStartupErrors(t *testing.T) {
 		{[]string{"--demo", "--web.idle-timeout=0s"}, "--web.idle-timeout must be positive", 2},
 		{[]string{"--demo", "--web.read-header-timeout=-1s"}, "--web.read-header-timeout must be positive", 2},
 		{[]string{"--demo", "--web.max-requests=-1"}, "--web.max-requests must not be negative", 2},
+		// A timeout of 1ns parsed and made the collector down at every
+		// poll; the phy module interval, the series budget and the
+		// evidence limits had no check at all.
+		{[]string{"--demo", "--collector.netdev.timeout=1ns"}, "--collector.netdev.timeout must be at least 100ms, got 1ns", 2},
+		{[]string{"--demo", "--collector.devlink.timeout=99ms"}, "--collector.devlink.timeout must be at least 100ms", 2},
+		{[]string{"--demo", "--collector.phy.module-interval=0s"}, "--collector.phy.module-interval must be positive, got 0s", 2},
+		{[]string{"--demo", "--collector.phy.module-interval=1ns"}, "--collector.phy.module-interval must be at least 100ms, got 1ns", 2},
+		{[]string{"--demo", "--web.series-budget=-1"}, "--web.series-budget must not be negative (0 turns the check off), got -1", 2},
+		{[]string{"--demo", "--collector.devlink.capture-max-files=-1"}, "--collector.devlink.capture-max-files must be positive, got -1", 2},
+		{[]string{"--demo", "--collector.devlink.capture-max-bytes=-1"}, "--collector.devlink.capture-max-bytes must be positive, got -1", 2},
+		{[]string{"--path.sysfs=/nonexistent"}, "--path.sysfs: stat /nonexistent", 2},
+		// A web config file that is no regular file: a FIFO used to block
+		// every request (the server said "Listening" and answered nothing).
+		{[]string{"--demo", "--web.config.file=" + fifo}, "--web.config.file: open " + fifo + ": not a regular file (named pipe)", 2},
 		// Explicit paths that do not exist are refused naming the flag
 		// (they used to read as "nothing to collect").
 		{[]string{"--path.procfs=/nonexistent/proc"}, "--path.procfs: stat /nonexistent/proc", 2},

@@ -58,8 +58,50 @@ func OpenDevKmsg(path string) Opener {
 		if err != nil {
 			return nil, err
 		}
+		// The descriptor's own device number, so that a path swapped
+		// after a check cannot slip through: another character device
+		// (/dev/zero, a terminal) never blocks, or blocks forever, and
+		// its bytes are no records.
+		st, err := f.Stat()
+		if err == nil {
+			err = CheckDevice(path, st)
+		}
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
 		return devKmsg{f}, nil
 	}
+}
+
+// ErrNotKmsg says a character device is not the kernel log.
+var ErrNotKmsg = errors.New("not the kernel log")
+
+// The device number of /dev/kmsg: character major 1 (memory devices),
+// minor 11 (the kernel's admin-guide/devices.txt).
+const (
+	kmsgMajor = 1
+	kmsgMinor = 11
+)
+
+// CheckDevice returns nil if fi, what a stat of path found, is the
+// kernel log device (character device 1:11) and an error naming what it
+// is otherwise; an error of another character device wraps ErrNotKmsg.
+// /dev/zero in its place would be read without ever blocking, 16 KiB of
+// zeros at a time, burning a core while the collector reported up.
+func CheckDevice(path string, fi fs.FileInfo) error {
+	if fi.Mode()&fs.ModeCharDevice == 0 {
+		return fmt.Errorf("%s is not a character device", path)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Errorf("%s: no device number", path)
+	}
+	major, minor := unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev)) // uint32 on some architectures
+	if major != kmsgMajor || minor != kmsgMinor {
+		return fmt.Errorf("%s is character device %d:%d, %w (%d:%d)", path, major, minor, ErrNotKmsg, kmsgMajor, kmsgMinor)
+	}
+	return nil
 }
 
 type devKmsg struct{ *os.File }
@@ -268,6 +310,10 @@ func (k *Collector) open() (Device, error) {
 		return nil, k.openErr
 	case errors.Is(err, fs.ErrPermission):
 		k.openErr = fmt.Errorf("reading the kernel log needs CAP_SYSLOG (or root); counting kernel log events is off: %w", err)
+		return nil, k.openErr
+	case errors.Is(err, ErrNotKmsg), errors.Is(err, safefile.ErrNotCharDevice):
+		// Reopening cannot make it the kernel log.
+		k.openErr = fmt.Errorf("opening the kernel log: %w", err)
 		return nil, k.openErr
 	case err != nil:
 		return nil, fmt.Errorf("opening the kernel log: %w", err)

@@ -34,9 +34,17 @@ type Source interface {
 
 // Config configures the metrics handler.
 type Config struct {
-	// MaxConcurrent bounds the scrapes served at once; more get HTTP 503.
-	// Zero means no bound.
+	// MaxConcurrent bounds the scrapes prepared at once (their snapshots
+	// looked up and, the first time, compressed, the exporter's own
+	// metrics rendered); more get HTTP 503. A scrape's slot is freed
+	// before its answer is written, so clients that read slowly or never
+	// hold none. Zero means no bound. It is not used when Limiter is set.
 	MaxConcurrent int
+	// Limiter, if not nil, is the bound of concurrent scrapes, shared
+	// with every handler whose Config names it (/metrics and
+	// /metrics/detail share one: --web.max-requests). Nil means a
+	// Limiter of MaxConcurrent of the handler's own.
+	Limiter *Limiter
 	// WriteTimeout bounds the time one scrape may take to write its
 	// answer, from the moment it is admitted: a client that reads slower
 	// than that loses the connection and frees its slot. Zero means no
@@ -67,7 +75,7 @@ type Config struct {
 // Reasons a scrape fails, as the label of nic_exporter_scrapes_failed_total.
 const (
 	// ReasonRejected is a scrape refused with HTTP 503 because
-	// MaxConcurrent scrapes were already in flight.
+	// MaxConcurrent scrapes were being prepared.
 	ReasonRejected = "rejected"
 	// ReasonWriteTimeout is a scrape whose client did not take the
 	// answer within WriteTimeout.
@@ -95,8 +103,7 @@ type Handler struct {
 	cfg     Config
 	log     *zap.Logger
 	profile string
-	// inflight counts this handler's scrapes being served, for
-	// MaxConcurrent and for Stats.
+	// inflight counts this handler's scrapes being served, for Stats.
 	inflight atomic.Int64
 	duration prometheus.Observer
 	// tails shares a rendering of the exporter's own metrics, by format,
@@ -119,6 +126,9 @@ func NewHandler(sources []Source, cfg Config, log *zap.Logger) *Handler {
 	if cfg.Stats == nil {
 		cfg.Stats = NewStats()
 	}
+	if cfg.Limiter == nil {
+		cfg.Limiter = NewLimiter(cfg.MaxConcurrent)
+	}
 	profile := ProfileDefault
 	if cfg.Detail {
 		profile = ProfileDetail
@@ -132,8 +142,12 @@ func NewHandler(sources []Source, cfg Config, log *zap.Logger) *Handler {
 // other profile to share.
 func (h *Handler) Stats() *Stats { return h.cfg.Stats }
 
+// Limiter returns the handler's bound of concurrent scrapes, for a
+// handler of the other profile to share.
+func (h *Handler) Limiter() *Limiter { return h.cfg.Limiter }
+
 // Rejected returns the number of scrapes refused because MaxConcurrent
-// scrapes were already in flight.
+// scrapes were being prepared.
 func (h *Handler) Rejected() uint64 { return h.failed[failRejected].Load() }
 
 // Failed returns the number of scrapes that failed for reason, one of
@@ -172,7 +186,7 @@ func (h *Handler) fail(i int, r *http.Request, err error) {
 		fields = append(fields, zap.Error(err))
 	}
 	if i == failRejected {
-		fields = append(fields, zap.Int("max_requests", h.cfg.MaxConcurrent))
+		fields = append(fields, zap.Int("max_requests", h.cfg.Limiter.Max()))
 	}
 	if unnoted > 0 {
 		fields = append(fields, zap.Uint64("not_logged_since_last", unnoted))
@@ -192,12 +206,25 @@ const (
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Every answer depends on Accept-Encoding, refusals included.
 	w.Header().Set("Vary", "Accept-Encoding")
-	if n := h.inflight.Add(1); h.cfg.MaxConcurrent > 0 && n > int64(h.cfg.MaxConcurrent) {
-		h.inflight.Add(-1)
+	if !h.cfg.Limiter.acquire() {
 		h.fail(failRejected, r, nil)
-		http.Error(w, fmt.Sprintf("too many concurrent scrapes (limit %d)", h.cfg.MaxConcurrent), http.StatusServiceUnavailable)
+		http.Error(w, fmt.Sprintf("too many concurrent scrapes (limit %d)", h.cfg.Limiter.Max()), http.StatusServiceUnavailable)
 		return
 	}
+	// The slot bounds the work of a scrape, not the time its client
+	// takes to read: it is freed once the answer is prepared, before the
+	// first write. A client that never reads would otherwise hold it
+	// until the write deadline, and one that opened such connections
+	// faster than the deadline freed them kept every slot taken.
+	holding := true
+	release := func() {
+		if holding {
+			holding = false
+			h.cfg.Limiter.release()
+		}
+	}
+	defer release()
+	h.inflight.Add(1)
 	defer h.inflight.Add(-1)
 	start := h.now()
 	defer func() { h.duration.Observe(h.now().Sub(start).Seconds()) }()
@@ -220,12 +247,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", contentType)
 
+	gzipped := acceptsGzip(r.Header.Get("Accept-Encoding"))
+	a := h.prepare(format, encFormat, gzipped)
+	release()
 	var err error
-	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+	if gzipped {
 		w.Header().Set("Content-Encoding", "gzip")
-		err = h.writeGzip(w, format, encFormat)
+		err = a.writeGzip(w)
 	} else {
-		err = h.writePlain(w, format, encFormat)
+		err = a.writePlain(w, format)
 	}
 	if err != nil {
 		// Headers are out: nothing to tell the client. The server closes
@@ -238,6 +268,38 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// Limiter bounds the scrapes prepared at once by the handlers that share
+// it; more get HTTP 503. Its methods are safe for concurrent use.
+type Limiter struct {
+	max  int64
+	used atomic.Int64
+}
+
+// NewLimiter returns a Limiter of max concurrent scrapes; 0 or less
+// means no bound.
+func NewLimiter(max int) *Limiter { return &Limiter{max: int64(max)} }
+
+// Max returns the bound; 0 means none.
+func (l *Limiter) Max() int {
+	if l.max <= 0 {
+		return 0
+	}
+	return int(l.max)
+}
+
+// acquire takes a slot and reports whether one was free; a true result
+// must be followed by release.
+func (l *Limiter) acquire() bool {
+	if n := l.used.Add(1); l.max > 0 && n > l.max {
+		l.used.Add(-1)
+		return false
+	}
+	return true
+}
+
+// release frees a slot taken by acquire.
+func (l *Limiter) release() { l.used.Add(-1) }
+
 // part returns the part of s the handler serves.
 func (h *Handler) part(s Source) *exposition.Snapshot {
 	if h.cfg.Detail {
@@ -246,13 +308,43 @@ func (h *Handler) part(s Source) *exposition.Snapshot {
 	return s.Snapshot()
 }
 
-func (h *Handler) writePlain(w io.Writer, format exposition.Format, encFormat expfmt.Format) error {
+// answer is a scrape's answer, prepared while the scrape holds its slot:
+// the parts of the snapshots it serves or, gzipped, their cached DEFLATE
+// segments, and the exporter's own metrics rendered for it. Every byte
+// of it exists before the first write, so writing it costs no more than
+// copying bytes to the connection, however slowly the client reads. The
+// snapshots are immutable and shared; the answer only holds them.
+type answer struct {
+	parts []*exposition.Snapshot
+	segs  []*exposition.Segment
+	tail  []byte
+}
+
+// prepare gathers the answer of one scrape: a snapshot compressed for
+// the first time is compressed here, and the exporter's own metrics are
+// rendered here.
+func (h *Handler) prepare(format exposition.Format, encFormat expfmt.Format, gzipped bool) answer {
+	var a answer
 	for _, s := range h.sources {
-		if _, err := h.part(s).WriteTo(w, format); err != nil {
+		p := h.part(s)
+		if gzipped {
+			a.segs = append(a.segs, p.Deflated(format))
+		} else {
+			a.parts = append(a.parts, p)
+		}
+	}
+	a.tail = h.renderSelf(encFormat)
+	return a
+}
+
+// writePlain writes the answer uncompressed.
+func (a answer) writePlain(w io.Writer, format exposition.Format) error {
+	for _, p := range a.parts {
+		if _, err := p.WriteTo(w, format); err != nil {
 			return err
 		}
 	}
-	_, err := w.Write(h.renderSelf(encFormat))
+	_, err := w.Write(a.tail)
 	return err
 }
 
@@ -292,28 +384,27 @@ var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}
 
 // writeGzip writes one gzip member made of each snapshot's cached DEFLATE
 // segment (compressed once per snapshot, not per scrape), followed by the
-// exporter's own metrics (rendered now, sent as stored blocks), and a
-// trailer whose CRC-32 is combined from the parts' checksums.
-func (h *Handler) writeGzip(w io.Writer, format exposition.Format, encFormat expfmt.Format) error {
+// exporter's own metrics (rendered for this scrape, sent as stored
+// blocks), and a trailer whose CRC-32 is combined from the parts'
+// checksums.
+func (a answer) writeGzip(w io.Writer) error {
 	if _, err := w.Write(gzipHeader); err != nil {
 		return err
 	}
 	var crc uint32
 	var size int
-	for _, s := range h.sources {
-		seg := h.part(s).Deflated(format)
+	for _, seg := range a.segs {
 		if _, err := w.Write(seg.Data); err != nil {
 			return err
 		}
 		crc = exposition.CRC32Combine(crc, seg.CRC, seg.Size)
 		size += seg.Size
 	}
-	tail := h.renderSelf(encFormat)
-	if err := writeStored(w, tail); err != nil { // ends with the final block
+	if err := writeStored(w, a.tail); err != nil { // ends with the final block
 		return err
 	}
-	crc = exposition.CRC32Combine(crc, crc32.ChecksumIEEE(tail), len(tail))
-	size += len(tail)
+	crc = exposition.CRC32Combine(crc, crc32.ChecksumIEEE(a.tail), len(a.tail))
+	size += len(a.tail)
 	var trailer [8]byte
 	binary.LittleEndian.PutUint32(trailer[:4], crc)
 	binary.LittleEndian.PutUint32(trailer[4:], uint32(size)) // ISIZE is the size mod 2^32

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 )
@@ -149,7 +150,8 @@ func (b blockingSource) Snapshot() *exposition.Snapshot {
 
 func TestHandlerBoundsConcurrentScrapes(t *testing.T) {
 	src := blockingSource{entered: make(chan struct{}), release: make(chan struct{})}
-	h := NewHandler([]Source{src}, Config{MaxConcurrent: 2}, zap.NewNop())
+	core, logs := observer.New(zap.InfoLevel)
+	h := NewHandler([]Source{src}, Config{MaxConcurrent: 2}, zap.New(core))
 	var wg sync.WaitGroup
 	codes := make(chan int, 2)
 	for i := 0; i < 2; i++ {
@@ -162,13 +164,18 @@ func TestHandlerBoundsConcurrentScrapes(t *testing.T) {
 		}()
 		<-src.entered
 	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	if rec.Code != http.StatusServiceUnavailable {
-		t.Errorf("third concurrent scrape: status %d, want 503", rec.Code)
+	for i := range 3 {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		if rec.Code != http.StatusServiceUnavailable {
+			t.Errorf("scrape %d over the limit: status %d, want 503", i+1, rec.Code)
+		}
+		if got := rec.Header().Get("Vary"); got != "Accept-Encoding" {
+			t.Errorf("503 answer: Vary = %q, want Accept-Encoding", got)
+		}
 	}
-	if got := rec.Header().Get("Vary"); got != "Accept-Encoding" {
-		t.Errorf("503 answer: Vary = %q, want Accept-Encoding", got)
+	if n := logs.FilterField(zap.String("reason", ReasonRejected)).Len(); n != 1 {
+		t.Errorf("rejections logged %d times, want once (rate-limited)", n)
 	}
 	close(src.release)
 	wg.Wait()
@@ -178,8 +185,8 @@ func TestHandlerBoundsConcurrentScrapes(t *testing.T) {
 			t.Errorf("admitted scrape: status %d", c)
 		}
 	}
-	if h.Rejected() != 1 {
-		t.Errorf("rejected = %d, want 1", h.Rejected())
+	if h.Rejected() != 3 {
+		t.Errorf("rejected = %d, want 3", h.Rejected())
 	}
 }
 

@@ -47,7 +47,7 @@ func NewStats() *Stats {
 			"Scrapes being served now, by profile: default (/metrics, the scrape that reads this included) or detail (/metrics/detail).",
 			[]string{"profile"}, nil),
 		failedDesc: prometheus.NewDesc("nic_exporter_scrapes_failed_total",
-			"Scrapes that did not deliver a whole answer, by profile (default: /metrics, detail: /metrics/detail) and reason: rejected (HTTP 503, --web.max-requests scrapes of the profile were in flight), write_timeout (the client did not read the answer within --web.write-timeout), write_error (the connection broke).",
+			"Scrapes that did not deliver a whole answer, by profile (default: /metrics, detail: /metrics/detail) and reason: rejected (HTTP 503, --web.max-requests scrapes of both profiles together were being prepared), write_timeout (the client did not read the answer within --web.write-timeout), write_error (the connection broke).",
 			[]string{"profile", "reason"}, nil),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "nic_exporter_scrape_duration_seconds",
