@@ -19,8 +19,11 @@ import (
 // demo host does for its application, so the collector runs its real
 // open, size, version and decode path on them.
 
-// vmaFirstPID is the pid of the first simulated VMA process.
-const vmaFirstPID = 710000
+// vmaFirstPID is the pid of the first simulated VMA process: below 32768,
+// the smallest pid_max a host has by default, since the collector counts
+// a file named for a pid above the host's pid_max stale without asking the
+// liveness check.
+const vmaFirstPID = 7100
 
 // VMAPIDs returns the pids of the host's VMA processes.
 func (c Config) VMAPIDs() []int {
