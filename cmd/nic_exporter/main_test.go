@@ -396,6 +396,11 @@ func TestStartupErrors(t *testing.T) {
 		// the flags fails the test rather than hanging it.
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		cmd := exec.CommandContext(ctx, binary, append([]string{"--web.listen-address=127.0.0.1:0"}, tt.args...)...)
+		// SIGTERM first, so that an exporter that started where a
+		// refusal was expected removes its demo directory; SIGKILL
+		// only if that does not end it.
+		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+		cmd.WaitDelay = 10 * time.Second
 		out, err := cmd.CombinedOutput()
 		cancel()
 		var exit *exec.ExitError
