@@ -10,11 +10,11 @@ import (
 // faultSchedules are the demo faults that do not simply start at
 // faultStart: optic_degrading runs its timeline (received power through the
 // module's warning and alarm thresholds, BER, uncorrectable blocks, then
-// flaps) compressed into 50 s, from 10 s to 60 s, so all of it happens
+// flaps) compressed into 45 s, from 20 s to 65 s, so all of it happens
 // while the test watches. The exporters read the module every second
 // (--collector.phy.module-interval) for the same reason.
 var faultSchedules = map[string]string{
-	"optic_degrading": faultStart + "-55s",
+	"optic_degrading": faultStart + "-65s",
 }
 
 // faultSchedule returns the schedule of a demo fault in the test.

@@ -346,7 +346,7 @@ var faultAlerts = map[string]string{
 // steps once when its fault begins (wd_expired, link_downed) is seen to
 // rise, and the dashboards' graphs show the state before the fault (the
 // link speed before the link went down), as they would on a real host.
-const faultStart = "10s"
+const faultStart = "20s"
 
 // quietAlerts are the alerts the demo host cannot set off, with the
 // reason. Their expressions must still parse, evaluate and find every
@@ -453,20 +453,23 @@ func startStack(t *testing.T) *stack {
 	hook, hookAddr := startWebhook(t)
 	amAddr := startAlertmanager(t, alertmanagerConfig(t, hookAddr, false))
 
-	var faults []string
-	for _, f := range sortedKeys(invert(faultAlerts)) {
-		faults = append(faults, f+"@"+faultSchedule(f))
-	}
-	s := &stack{prom: promAPI{start: time.Now()}}
-	s.faulty = startExporter(t, "exporter-faulty", strings.Join(faults, ","))
-	s.healthy = startExporter(t, "exporter-healthy", "")
-	s.hook = hook
+	s := &stack{hook: hook}
 
 	// The shipped rule files are used as they are: every "for:" in them
 	// is either 0 or longer than this test, and the test only asserts
 	// notifications for alerts with "for: 0m".
 	alerts, _ := filepath.Abs(alertsFile)
 	rules, _ := filepath.Abs(rulesFile)
+	// Prometheus runs before the demo hosts and scrapes them from its
+	// file_sd targets file as soon as they are ready: the faults begin
+	// faultStart after the hosts start, and a counter that steps once
+	// when its fault begins must be scraped before it does. Started the
+	// other way round, a busy machine delayed Prometheus' first scrape
+	// past the fault, and NICPCIeAERUncorrectable never saw the step.
+	targetsFile := filepath.Join(dir, "targets.json")
+	if err := os.WriteFile(targetsFile, []byte("[]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// Scrapes every 2 s with a 2 s timeout: short enough for a test of
 	// seconds, long enough that an exporter starved of CPU by parallel
 	// tests is not taken for down.
@@ -481,9 +484,9 @@ alerting:
         - targets: [%q]
 scrape_configs:
   - job_name: nic_exporter
-    static_configs:
-      - targets: [%q, %q]
-`, alerts, rules, amAddr, s.faulty, s.healthy)
+    file_sd_configs:
+      - files: [%q]
+`, alerts, rules, amAddr, targetsFile)
 	promFile := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(promFile, []byte(promCfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -511,6 +514,21 @@ scrape_configs:
 			t.Logf("Prometheus targets: %+v", targets.Data.ActiveTargets)
 		}
 	})
+
+	var faults []string
+	for _, f := range sortedKeys(invert(faultAlerts)) {
+		faults = append(faults, f+"@"+faultSchedule(f))
+	}
+	s.prom.start = time.Now()
+	s.faulty = startExporter(t, "exporter-faulty", strings.Join(faults, ","))
+	s.healthy = startExporter(t, "exporter-healthy", "")
+	tmp := targetsFile + ".tmp"
+	if err := os.WriteFile(tmp, []byte(fmt.Sprintf(`[{"targets": [%q, %q]}]`, s.faulty, s.healthy)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, targetsFile); err != nil {
+		t.Fatal(err)
+	}
 
 	// Wait until both hosts have been scraped a few times, so rate() and
 	// increase() have samples to work on.
