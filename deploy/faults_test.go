@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nic-exporter/nic_exporter/deploy/internal/promstack"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
@@ -308,8 +309,7 @@ scrape_configs:
 		t.Fatal(err)
 	}
 	promAddr := freeAddr(t)
-	prom := startProcess(t, "prometheus", prometheus, "--config.file="+promFile,
-		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+promAddr)
+	prom := startProcess(t, "prometheus", prometheus, promstack.PrometheusArgs(promFile, filepath.Join(dir, "tsdb"), promAddr)...)
 	waitHTTP(t, prom, "http://"+promAddr+"/-/ready")
 	api := promAPI{base: "http://" + promAddr, start: begin}
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nic-exporter/nic_exporter/deploy/internal/promstack"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
@@ -42,8 +43,7 @@ scrape_configs:
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
-	p := startProcess(t, "prometheus", prometheus, "--config.file="+cfgFile,
-		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+addr)
+	p := startProcess(t, "prometheus", prometheus, promstack.PrometheusArgs(cfgFile, filepath.Join(dir, "tsdb"), addr)...)
 	waitHTTP(t, p, "http://"+addr+"/-/ready")
 	prom := promAPI{base: "http://" + addr, start: time.Now()}
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nic-exporter/nic_exporter/deploy/internal/promstack"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
@@ -137,8 +138,7 @@ scrape_configs:
 		t.Fatal(err)
 	}
 	promAddr := freeAddr(t)
-	prom := startProcess(t, "prometheus", prometheus, "--config.file="+promFile,
-		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+promAddr)
+	prom := startProcess(t, "prometheus", prometheus, promstack.PrometheusArgs(promFile, filepath.Join(dir, "tsdb"), promAddr)...)
 	waitHTTP(t, prom, "http://"+promAddr+"/-/ready")
 	api := promAPI{base: "http://" + promAddr, start: time.Now()}
 
@@ -168,13 +168,13 @@ scrape_configs:
 
 	// Restart: stop the exporter, let Prometheus fail a few scrapes (it
 	// marks the series stale), start it again with the same arguments.
-	if err := exporter.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := exporter.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-exporter.done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("the exporter did not stop on SIGTERM")
+	case <-exporter.Done():
+	case <-time.After(testenv.HangGuard):
+		t.Fatalf("the exporter did not stop within %v of SIGTERM", testenv.HangGuard)
 	}
 	time.Sleep(3 * time.Second)
 	restarted := time.Now()
