@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -203,5 +204,47 @@ func TestDocsNoTrackerReferences(t *testing.T) {
 		for _, r := range trackerRefs(string(b)) {
 			t.Errorf("%s, %s: a tracker reference means nothing to a reader; say what it stood for", rel, r)
 		}
+	}
+}
+
+// thousands formats n with a comma between thousands, as the docs write
+// numbers: 1,052.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// TestDocsDemoNumbers checks the numbers deploy/README.md quotes from the
+// demo host against a run of it (frozen at 10 minutes, no faults): the
+// series count of the default scrape in "Resources" (which make
+// bench-demo counts the same way, as the lines starting with nic_) and
+// the series budget warning's top collectors in "Series budget", with
+// --web.series-budget=100. A change to the demo's series fails here
+// until the README quotes the new numbers.
+func TestDocsDemoNumbers(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := start(t, "--demo", "--demo.elapsed=10m", "--web.series-budget=100")
+	scrape, _ := e.get(t, "/metrics", nil)
+	series := 0
+	for _, l := range strings.Split(scrape, "\n") {
+		if strings.HasPrefix(l, "nic_") {
+			series++
+		}
+	}
+	if want := thousands(series) + " series at `/metrics`"; !strings.Contains(string(readme), want) {
+		t.Errorf("deploy/README.md (Resources) does not say %q: the demo's default scrape has %d series; run make bench-demo and quote its numbers", want, series)
+	}
+	m := regexp.MustCompile(`top_collectors="[^"]*"`).FindString(e.stderr.String())
+	if m == "" {
+		t.Fatalf("no series budget warning with top_collectors in the exporter's log:\n%s", e.stderr.String())
+	}
+	if want := "`" + m + "` on the demo host with `--demo.elapsed=10m --web.series-budget=100`"; !strings.Contains(strings.Join(strings.Fields(string(readme)), " "), want) {
+		t.Errorf("deploy/README.md (Series budget) does not quote the warning as %q", want)
 	}
 }
