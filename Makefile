@@ -12,7 +12,7 @@ LDFLAGS   := -s -w \
 # dependencies stay out of the exporter's module graph.
 STATICCHECK := $(GO) tool -modfile=$(CURDIR)/tools/go.mod staticcheck
 
-.PHONY: all build test unit soak race cross-build lint fmt-check vet staticcheck tidy-check bench bench-compare bench-fleet bench-demo demo mixin
+.PHONY: all build test unit soak race cross-build lint fmt-check vet staticcheck tidy-check bench bench-compare bench-fleet bench-demo demo demo-stack mixin
 
 all: lint build test
 
@@ -21,6 +21,17 @@ build:
 
 demo:
 	$(GO) run ./cmd/nic_exporter --demo
+
+# demo-stack runs the whole alerting pipeline on 127.0.0.1 until Ctrl-C:
+# the built exporter's demo host with a fault schedule (fw_fatal 15 s after
+# the start, so a page shows within a minute), a real Prometheus with the
+# shipped rules, a real Alertmanager with the shipped routing and inhibit
+# rules, and a webhook receiver that prints each notification
+# (deploy/cmd/demostack). Flags go in DEMO_STACK_FLAGS, for example
+# DEMO_STACK_FLAGS='--port.prometheus=19090 --faults=wd_expired@10s';
+# cd deploy && go run ./cmd/demostack -h lists them.
+demo-stack: build
+	cd deploy && $(GO) run ./cmd/demostack --exporter=$(CURDIR)/nic_exporter $(DEMO_STACK_FLAGS)
 
 # mixin renders the monitoring mixin (deploy/mixin) with its default config
 # into deploy/prometheus/alerts.yml and rules.yml, which are generated, and

@@ -280,14 +280,7 @@ scrape_configs:
     file_sd_configs:
       - files: [%q]
 `, alerts, rules, targetsFile)
-	promFile := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(promFile, []byte(promCfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	promAddr := freeAddr(t)
-	prom := startProcess(t, "prometheus", prometheus, "--config.file="+promFile,
-		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+promAddr)
-	waitHTTP(t, prom, "http://"+promAddr+"/-/ready")
+	promAddr := startPrometheus(t, prometheus, dir, promCfg)
 	return promAPI{base: "http://" + promAddr}
 }
 

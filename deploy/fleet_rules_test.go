@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,14 +36,7 @@ scrape_configs:
     static_configs:
       - targets: [%q, %q]
 `, rules, full, bare)
-	cfgFile := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfgFile, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
-	p := startProcess(t, "prometheus", prometheus, "--config.file="+cfgFile,
-		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+addr)
-	waitHTTP(t, p, "http://"+addr+"/-/ready")
+	addr := startPrometheus(t, prometheus, dir, cfg)
 	prom := promAPI{base: "http://" + addr, start: time.Now()}
 
 	// The bare host really lacks the sources the rules read.

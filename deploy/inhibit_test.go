@@ -14,6 +14,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/nic-exporter/nic_exporter/deploy/internal/promstack"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
@@ -22,7 +23,7 @@ import (
 type inhibitStack struct {
 	am   string // base URL
 	addr string // host:port
-	hook *webhook
+	hook *promstack.Webhook
 }
 
 // startInhibitAlertmanager starts Alertmanager with the shipped file, the
@@ -77,14 +78,7 @@ scrape_configs:
     static_configs:
       - targets: [%s]
 `, alerts, s.addr, strings.Join(quoted, ", "))
-	cfgFile := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfgFile, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
-	p := startProcess(t, "prometheus", prometheus, "--config.file="+cfgFile,
-		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+addr)
-	waitHTTP(t, p, "http://"+addr+"/-/ready")
+	addr := startPrometheus(t, prometheus, dir, cfg)
 	return promAPI{base: "http://" + addr, start: time.Now()}
 }
 
@@ -130,8 +124,8 @@ func (s *inhibitStack) alerts(instance string) ([]amAlert, error) {
 // firing alerts of instance the webhook received.
 func (s *inhibitStack) delivered(instance string) map[string]map[string]bool {
 	got := map[string]map[string]bool{"/pager": {}, "/tickets": {}}
-	for _, n := range s.hook.received() {
-		path := n.Receiver[strings.Index(n.Receiver, " ")+1:]
+	for _, n := range s.hook.Received() {
+		path := n.Path
 		if n.Labels["instance"] == instance && n.Status == "firing" {
 			if got[path] == nil {
 				got[path] = make(map[string]bool)
@@ -237,7 +231,7 @@ func TestInhibitFirmwareFatal(t *testing.T) {
 	if got := s.delivered(control); len(got["/pager"]) != 0 {
 		t.Errorf("the control host paged: %v", sortedKeys(got["/pager"]))
 	}
-	for _, n := range s.hook.received() {
+	for _, n := range s.hook.Received() {
 		t.Logf("received at %s: %s %s instance=%s device=%s", n.Receiver, n.Status, n.Labels["alertname"], n.Labels["instance"], n.Labels["device"])
 	}
 }
@@ -309,7 +303,7 @@ func TestInhibitENAWatchdog(t *testing.T) {
 	if got := s.delivered(control); len(got["/pager"]) != 0 {
 		t.Errorf("the control host paged: %v", sortedKeys(got["/pager"]))
 	}
-	for _, n := range s.hook.received() {
+	for _, n := range s.hook.Received() {
 		t.Logf("received at %s: %s %s instance=%s device=%s event=%s", n.Receiver, n.Status, n.Labels["alertname"], n.Labels["instance"], n.Labels["device"], n.Labels["event"])
 	}
 }

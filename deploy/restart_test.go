@@ -3,7 +3,6 @@ package deploy
 import (
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -132,14 +131,7 @@ scrape_configs:
     static_configs:
       - targets: [%q]
 `, alertsFile, addr)
-	promFile := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(promFile, []byte(promCfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	promAddr := freeAddr(t)
-	prom := startProcess(t, "prometheus", prometheus, "--config.file="+promFile,
-		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+promAddr)
-	waitHTTP(t, prom, "http://"+promAddr+"/-/ready")
+	promAddr := startPrometheus(t, prometheus, dir, promCfg)
 	api := promAPI{base: "http://" + promAddr, start: time.Now()}
 
 	// Before: every expected alert fires.
@@ -168,13 +160,13 @@ scrape_configs:
 
 	// Restart: stop the exporter, let Prometheus fail a few scrapes (it
 	// marks the series stale), start it again with the same arguments.
-	if err := exporter.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := exporter.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-exporter.done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("the exporter did not stop on SIGTERM")
+	case <-exporter.Done():
+	case <-time.After(testenv.HangGuard):
+		t.Fatalf("the exporter did not stop within %v of SIGTERM", testenv.HangGuard)
 	}
 	time.Sleep(3 * time.Second)
 	restarted := time.Now()

@@ -3,9 +3,7 @@ package deploy
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,12 +13,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
+	"github.com/nic-exporter/nic_exporter/deploy/internal/promstack"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
@@ -58,58 +54,37 @@ const stackWait = 3 * time.Minute
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := promstack.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 // process is a program the test started; its output goes to a file that
 // is shown when the test fails.
 type process struct {
 	name string
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
+	*promstack.Process
 }
 
+// startProcess starts a program for the test's lifetime: the cleanup
+// stops it (SIGTERM, then SIGKILL after 10 s) and shows the end of its
+// output if the test failed.
 func startProcess(t *testing.T, name, bin string, args ...string) *process {
 	t.Helper()
-	p := &process{name: name, log: filepath.Join(t.TempDir(), name+".log"), done: make(chan struct{})}
-	out, err := os.Create(p.log)
+	p, err := promstack.Start(promstack.ProcessConfig{Name: name, Path: bin, Args: args,
+		LogFile: filepath.Join(t.TempDir(), name+".log")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Stdout, p.cmd.Stderr = out, out
-	if err := p.cmd.Start(); err != nil {
-		out.Close()
-		t.Fatalf("starting %s: %v", name, err)
-	}
-	go func() {
-		_ = p.cmd.Wait()
-		out.Close()
-		close(p.done)
-	}()
 	t.Cleanup(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
+		p.Stop(10 * time.Second)
 		if t.Failed() {
-			b, _ := os.ReadFile(p.log)
-			if len(b) > 8000 {
-				b = b[len(b)-8000:]
-			}
-			t.Logf("%s log (tail):\n%s", name, b)
+			t.Logf("%s log (tail):\n%s", name, p.LogTail(8000))
 		}
 	})
-	return p
+	return &process{name: name, Process: p}
 }
 
 // waitFor polls cond until it returns nil or the wait is over, then fails
@@ -161,25 +136,29 @@ func waitAll(t *testing.T, d time.Duration, checks map[string]func() error) {
 
 func waitHTTP(t *testing.T, p *process, url string) {
 	t.Helper()
-	waitFor(t, p.name+" to answer "+url, stackWait, func() error {
-		select {
-		case <-p.done:
-			return errors.New(p.name + " exited")
-		default:
-		}
-		resp, err := http.Get(url)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("HTTP %d", resp.StatusCode)
-		}
-		return nil
-	})
+	ctx, cancel := context.WithTimeout(context.Background(), stackWait)
+	defer cancel()
+	if err := promstack.WaitHTTP(ctx, p.Process, url); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // startExporter runs nic_exporter --demo with the given fault schedule.
+// startPrometheus writes cfg as the configuration of a Prometheus server
+// (the binary prometheus) with its storage in dir, starts it on a free
+// loopback address, waits until it is ready and returns that address.
+func startPrometheus(t *testing.T, prometheus, dir, cfg string) string {
+	t.Helper()
+	file := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(file, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	p := startProcess(t, "prometheus", prometheus, promstack.PrometheusArgs(file, filepath.Join(dir, "tsdb"), addr)...)
+	waitHTTP(t, p, "http://"+addr+"/-/ready")
+	return addr
+}
+
 func startExporter(t *testing.T, name, faults string) string {
 	t.Helper()
 	addr := freeAddr(t)
@@ -256,51 +235,13 @@ func (p promAPI) get(path string, into any) error {
 	return nil
 }
 
-// notification is one alert of an Alertmanager webhook notification.
-type notification struct {
-	Receiver    string
-	Status      string            `json:"status"`
-	Labels      map[string]string `json:"labels"`
-	Annotations map[string]string `json:"annotations"`
-}
-
-// webhook receives Alertmanager's notifications; the path of each is the
-// name of the receiver it was routed to.
-type webhook struct {
-	mu     sync.Mutex
-	alerts []notification
-}
-
-func (w *webhook) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	var msg struct {
-		Receiver string         `json:"receiver"`
-		Alerts   []notification `json:"alerts"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
-		http.Error(rw, err.Error(), http.StatusBadRequest)
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, a := range msg.Alerts {
-		a.Receiver = msg.Receiver + " " + r.URL.Path
-		w.alerts = append(w.alerts, a)
-	}
-}
-
-func (w *webhook) received() []notification {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]notification(nil), w.alerts...)
-}
-
 // stack is a real Prometheus with the shipped rules, scraping a demo host
 // with faults and a healthy demo host, and sending alerts to a real
 // Alertmanager that routes pages and tickets to the test's webhook.
 type stack struct {
 	prom            promAPI
 	faulty, healthy string
-	hook            *webhook
+	hook            *promstack.Webhook
 }
 
 // faultAlerts maps each alert that a demo fault sets off to that fault.
@@ -397,31 +338,26 @@ var otherDriverMetrics = map[string]string{
 	"nic_ethtool_symbol_err_total":                   "mlx5 name before Linux 4.8 (ConnectX-4 era); the demo's mlx5 prints rx_symbol_err_phy",
 }
 
-// lookAlertmanager returns Alertmanager's path: "alertmanager" as
-// upstream releases name it, or "prometheus-alertmanager" as Debian's
-// package does.
+// lookAlertmanager returns Alertmanager's path under either of its
+// names (promstack.LookAlertmanager).
 func lookAlertmanager(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"alertmanager", "prometheus-alertmanager"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
+	if p, err := promstack.LookAlertmanager(); err == nil {
+		return p
 	}
 	return testenv.LookPath(t, "alertmanager") // skips, or fails in CI
 }
 
 // startWebhook serves a webhook receiver on a free local port for the
 // test's lifetime and returns it with its address.
-func startWebhook(t *testing.T) (*webhook, string) {
+func startWebhook(t *testing.T) (*promstack.Webhook, string) {
 	t.Helper()
-	hook := &webhook{}
+	hook := promstack.NewWebhook(nil)
 	addr := freeAddr(t)
-	srv := &http.Server{Addr: addr, Handler: hook, ReadHeaderTimeout: 5 * time.Second}
-	l, err := net.Listen("tcp", addr)
+	srv, err := promstack.Serve(addr, hook)
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
 	return hook, addr
 }
@@ -438,9 +374,7 @@ func startAlertmanager(t *testing.T, cfg []byte) string {
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
-	p := startProcess(t, "alertmanager", alertmanager, "--config.file="+file,
-		"--storage.path="+filepath.Join(dir, "am"), "--web.listen-address="+addr,
-		"--cluster.listen-address=")
+	p := startProcess(t, "alertmanager", alertmanager, promstack.AlertmanagerArgs(file, filepath.Join(dir, "am"), addr)...)
 	waitHTTP(t, p, "http://"+addr+"/-/ready")
 	return addr
 }
@@ -487,14 +421,7 @@ scrape_configs:
     file_sd_configs:
       - files: [%q]
 `, alerts, rules, amAddr, targetsFile)
-	promFile := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(promFile, []byte(promCfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	promAddr := freeAddr(t)
-	prom := startProcess(t, "prometheus", prometheus, "--config.file="+promFile,
-		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+promAddr)
-	waitHTTP(t, prom, "http://"+promAddr+"/-/ready")
+	promAddr := startPrometheus(t, prometheus, dir, promCfg)
 	s.prom.base = "http://" + promAddr
 	t.Cleanup(func() {
 		if !t.Failed() {
@@ -559,55 +486,10 @@ func alertmanagerConfig(t *testing.T, hookAddr string, inhibit bool) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Everything else in the file (global, inhibit_rules, templates) is
-	// kept as it is.
-	var cfg map[string]any
-	if err := yaml.Unmarshal(b, &cfg); err != nil {
-		t.Fatalf("%s: %v", alertmanagerFile, err)
-	}
-	if !inhibit {
-		delete(cfg, "inhibit_rules")
-	}
-	route, ok := cfg["route"].(map[string]any)
-	if !ok {
-		t.Fatalf("%s: no route", alertmanagerFile)
-	}
-	receivers, _ := cfg["receivers"].([]any)
-	var shorten func(route map[string]any, top bool)
-	shorten = func(route map[string]any, top bool) {
-		for _, k := range []string{"group_wait", "group_interval"} {
-			if _, ok := route[k]; ok || top {
-				route[k] = "1s"
-			}
-		}
-		subs, _ := route["routes"].([]any)
-		for _, sub := range subs {
-			m, ok := sub.(map[string]any)
-			if !ok {
-				t.Fatalf("%s: a route is not a mapping: %v", alertmanagerFile, sub)
-			}
-			shorten(m, false)
-		}
-	}
-	shorten(route, true)
-	for _, r := range receivers {
-		rc, ok := r.(map[string]any)
-		if !ok {
-			t.Fatalf("%s: a receiver is not a mapping: %v", alertmanagerFile, r)
-		}
-		name, _ := rc["name"].(string)
-		hooks, _ := rc["webhook_configs"].([]any)
-		for _, h := range hooks {
-			m, ok := h.(map[string]any)
-			if !ok {
-				t.Fatalf("%s: receiver %s: a webhook is not a mapping", alertmanagerFile, name)
-			}
-			m["url"] = "http://" + hookAddr + "/" + name
-		}
-	}
-	out, err := yaml.Marshal(cfg)
+	out, err := promstack.AlertmanagerConfig(b, promstack.AlertmanagerOptions{
+		WebhookBase: "http://" + hookAddr, GroupTiming: "1s", DropInhibitRules: !inhibit})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", alertmanagerFile, err)
 	}
 	return out
 }
@@ -812,8 +694,8 @@ func (s *stack) testRouting(t *testing.T) {
 	receiver := map[string]string{"page": "/pager", "warning": "/tickets"}
 	waitFor(t, fmt.Sprintf("notifications: pager %v, tickets %v", sortedKeys(want["page"]), sortedKeys(want["warning"])), stackWait, func() error {
 		got := make(map[string]map[string]bool)
-		for _, n := range s.hook.received() {
-			path := n.Receiver[strings.Index(n.Receiver, " ")+1:]
+		for _, n := range s.hook.Received() {
+			path := n.Path
 			if got[path] == nil {
 				got[path] = make(map[string]bool)
 			}
@@ -840,12 +722,12 @@ func (s *stack) testRouting(t *testing.T) {
 			t.Errorf("info alert %s does not fire for the faulty host, so its route is not tested", name)
 		}
 	}
-	for _, n := range s.hook.received() {
+	for _, n := range s.hook.Received() {
 		t.Logf("received at %s: %s %s severity=%s device=%s", n.Receiver, n.Status, n.Labels["alertname"], n.Labels["severity"], n.Labels["device"])
 	}
-	for _, n := range s.hook.received() {
+	for _, n := range s.hook.Received() {
 		name := n.Labels["alertname"]
-		path := n.Receiver[strings.Index(n.Receiver, " ")+1:]
+		path := n.Path
 		switch {
 		case n.Labels["instance"] == s.healthy:
 			t.Errorf("the healthy demo host sent %s to %s", name, n.Receiver)
