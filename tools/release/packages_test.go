@@ -1,8 +1,10 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,7 +37,7 @@ type pkgFile struct {
 }
 
 // wantFiles are the regular files of the package of format.
-func wantFiles(format string) map[string]pkgFile {
+func wantFiles(t *testing.T, format string) map[string]pkgFile {
 	files := map[string]pkgFile{
 		pkgBinary:                          {mode: 0o755},
 		pkgUnit:                            {mode: 0o644},
@@ -43,6 +45,9 @@ func wantFiles(format string) map[string]pkgFile {
 		pkgDoc + "/LICENSE":                {mode: 0o644},
 		pkgDoc + "/vma.conf":               {mode: 0o644},
 		pkgDoc + "/web-config.example.yml": {mode: 0o644},
+	}
+	for rel := range wantShare(t) {
+		files[pkgShare+"/"+rel] = pkgFile{mode: 0o644}
 	}
 	if format == "deb" {
 		files[pkgDebEnv] = pkgFile{mode: 0o644}
@@ -81,7 +86,7 @@ func TestDebContents(t *testing.T) {
 				}
 			}
 			want := map[string]string{}
-			for name, f := range wantFiles("deb") {
+			for name, f := range wantFiles(t, "deb") {
 				want[name] = f.mode.String()
 			}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -111,6 +116,19 @@ func TestDebContents(t *testing.T) {
 					t.Errorf("dpkg-deb -I %s:\n%s(%v)\nwant\n%s", member, out, err, want)
 				}
 			}
+
+			// The alerting half, read back from the data archive.
+			fsys, err := exec.Command(dpkgDeb, "--fsys-tarfile", deb).Output()
+			if err != nil {
+				t.Fatalf("dpkg-deb --fsys-tarfile: %v", err)
+			}
+			share := map[string][]byte{}
+			for _, e := range readTar(t, bytes.NewReader(fsys)) {
+				if rel, ok := strings.CutPrefix(e.hdr.Name, "."+pkgShare+"/"); ok && e.hdr.Typeflag == tar.TypeReg {
+					share[rel] = e.data
+				}
+			}
+			checkShare(t, filepath.Base(deb), share)
 		})
 	}
 }
@@ -167,7 +185,7 @@ func TestDebInstall(t *testing.T) {
 		t.Errorf("postinst did not create the nic_exporter user; %s/etc/passwd:\n%s", root, passwd)
 	}
 
-	for name, f := range wantFiles("deb") {
+	for name, f := range wantFiles(t, "deb") {
 		fi, err := os.Stat(filepath.Join(root, name))
 		if err != nil {
 			t.Error(err)
@@ -220,7 +238,7 @@ func TestDebInstall(t *testing.T) {
 	if out, err := exec.Command(dpkg, append(dpkgArgs, "--purge", "nic_exporter")...).CombinedOutput(); err != nil {
 		t.Fatalf("dpkg --purge: %v\n%s", err, out)
 	}
-	for name := range wantFiles("deb") {
+	for name := range wantFiles(t, "deb") {
 		if _, err := os.Stat(filepath.Join(root, name)); !os.IsNotExist(err) {
 			t.Errorf("%s left after dpkg --purge (%v)", name, err)
 		}
@@ -273,9 +291,34 @@ func TestRPMContents(t *testing.T) {
 				names = append(names, fi.Name())
 			}
 			sort.Strings(names)
-			if want := wantFiles("rpm"); fmt.Sprint(got) != fmt.Sprint(want) {
+			if want := wantFiles(t, "rpm"); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("files\n%v\nwant\n%v", got, want)
 			}
+			// The alerting half, read back from the payload.
+			payload, err := r.PayloadReaderExtended()
+			if err != nil {
+				t.Fatal(err)
+			}
+			share := map[string][]byte{}
+			for {
+				fi, err := payload.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				rel, ok := strings.CutPrefix(fi.Name(), pkgShare+"/")
+				if !ok || fi.Mode()&0o170000 != 0o100000 {
+					continue
+				}
+				data, err := io.ReadAll(payload)
+				if err != nil {
+					t.Fatal(err)
+				}
+				share[rel] = data
+			}
+			checkShare(t, filepath.Base(packageFile(t, "rpm", arch)), share)
 			for tag, want := range map[int]string{rpmutils.POSTIN: postInstall, rpmutils.PREUN: preRemove} {
 				script, err := h.GetString(tag)
 				if err != nil || strings.TrimSpace(script) != strings.TrimSpace(want) {
