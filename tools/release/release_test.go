@@ -99,6 +99,8 @@ func TestReproducible(t *testing.T) {
 		"nic_exporter-" + v + ".linux-amd64.tar.gz",
 		"nic_exporter-" + v + ".linux-arm64.tar.gz",
 		"nic_exporter-" + v + ".oci.tar",
+		"nic_exporter-" + v + ".linux-amd64.cdx.json",
+		"nic_exporter-" + v + ".linux-arm64.cdx.json",
 		"nic_exporter-" + pv + "-1.x86_64.rpm",
 		"nic_exporter-" + pv + "-1.aarch64.rpm",
 		"nic_exporter_" + pv + "_amd64.deb",
