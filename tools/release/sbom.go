@@ -108,7 +108,7 @@ func moduleComponent(m *debug.Module) (cdxComponent, error) {
 		// tree (golang.org/x/mod/sumdb/dirhash); CycloneDX wants hex.
 		b64, ok := strings.CutPrefix(sum, "h1:")
 		if !ok {
-			return c, fmt.Errorf("%s@%s: hash %q is not h1:", path, version, sum)
+			return c, fmt.Errorf("%s@%s: hash %q has no h1: prefix", path, version, sum)
 		}
 		raw, err := base64.StdEncoding.DecodeString(b64)
 		if err != nil || len(raw) != 32 {

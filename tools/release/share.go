@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path"
 	"path/filepath"
 	"sort"
 )
@@ -45,7 +44,3 @@ func shareFiles(root string) ([]shareFile, error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].Rel < out[j].Rel })
 	return out, nil
 }
-
-// shareDashboards is where the packages install the dashboards: the path
-// of deploy/grafana/dashboards.yml's provider.
-var shareDashboards = path.Join(pkgShare, "grafana/dashboards")
