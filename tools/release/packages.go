@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"sort"
 
 	"github.com/goreleaser/nfpm/v2"
 	"github.com/goreleaser/nfpm/v2/deb"
@@ -92,8 +94,24 @@ func packageInfo(cfg Config, format, arch, bin, scripts string) (*nfpm.Info, err
 	// The alerting half is reference material that the operator copies
 	// into Prometheus', Alertmanager's and Grafana's configuration (or
 	// points them at): plain files, replaced on upgrade, not conffiles.
+	dirs := map[string]bool{pkgShare: true}
 	for _, f := range share {
 		contents = append(contents, file(repo(f.Src), pkgShare+"/"+f.Rel, 0o644, files.TypeFile))
+		for d := path.Dir(f.Rel); d != "."; d = path.Dir(d) {
+			dirs[pkgShare+"/"+d] = true
+		}
+	}
+	// RPM removes only the directories a package owns (dpkg tracks
+	// them by itself): the .rpm owns pkgShare's tree.
+	if format == "rpm" {
+		sorted := make([]string, 0, len(dirs))
+		for d := range dirs {
+			sorted = append(sorted, d)
+		}
+		sort.Strings(sorted)
+		for _, d := range sorted {
+			contents = append(contents, file("", d, 0o755, files.TypeDir))
+		}
 	}
 	info := &nfpm.Info{
 		Name:        "nic_exporter",

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -279,8 +280,12 @@ func TestRPMContents(t *testing.T) {
 			}
 			got := map[string]pkgFile{}
 			var names []string
+			gotDirs := map[string]bool{}
 			for _, fi := range files {
 				mode := os.FileMode(fi.Mode() & 0o777)
+				if fi.Mode()&0o170000 == 0o040000 {
+					gotDirs[fi.Name()] = true
+				}
 				if fi.Mode()&0o170000 != 0o100000 {
 					continue // directories
 				}
@@ -293,6 +298,15 @@ func TestRPMContents(t *testing.T) {
 			sort.Strings(names)
 			if want := wantFiles(t, "rpm"); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("files\n%v\nwant\n%v", got, want)
+			}
+			// The .rpm owns the directories of /usr/share/nic_exporter,
+			// so that removing it removes them.
+			for rel := range wantShare(t) {
+				for d := path.Dir(pkgShare + "/" + rel); d != path.Dir(pkgShare); d = path.Dir(d) {
+					if !gotDirs[d] {
+						t.Errorf("the .rpm does not own the directory %s", d)
+					}
+				}
 			}
 			// The alerting half, read back from the payload.
 			payload, err := r.PayloadReaderExtended()
