@@ -374,7 +374,7 @@ func TestChartDefaultImageIsPublished(t *testing.T) {
 	repo := t.TempDir()
 	for _, args := range [][]string{
 		{"init", "-q"},
-		{"-c", "user.name=test", "-c", "user.email=test@example.invalid", "commit", "-q", "--allow-empty", "-m", "release"},
+		{"-c", "user.name=test", "-c", "user.email=test@example.invalid", "-c", "commit.gpgsign=false", "commit", "-q", "--allow-empty", "-m", "release"},
 		{"tag", "v" + appVersion},
 	} {
 		if out, err := exec.Command(git, append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
