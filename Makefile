@@ -141,22 +141,47 @@ bench-demo:
 
 # ---- Releases (tools/release: its own module, see its go.mod) ----------
 # release writes the release artifacts into dist/: reproducible
-# linux/amd64 and linux/arm64 tarballs, .deb and .rpm packages, the
-# multi-arch OCI image as an OCI layout tarball, and sha256sums.txt. The
-# version is the git tag (0.0.0-dev.<commit time>.<commit> before the
-# first); SOURCE_DATE_EPOCH, the commit time by default, dates every file.
+# linux/amd64 and linux/arm64 tarballs, .deb and .rpm packages (both with
+# the rules, Alertmanager config and dashboards in
+# /usr/share/nic_exporter), the multi-arch OCI image as an OCI layout
+# tarball, a CycloneDX SBOM per binary, and sha256sums.txt. The version
+# is the git tag without its v (0.0.0-dev.<commit time>.<commit> before
+# the first) unless VERSION is given on the command line;
+# SOURCE_DATE_EPOCH, the commit time by default, dates every file.
+# RELEASING.md is the release checklist.
 RELEASE_GO := $(GO) -C $(CURDIR)/tools/release
+# -version only when VERSION was given: the default above is git
+# describe's, with the tag's v.
+RELEASE_VERSION := $(if $(filter command line environment,$(origin VERSION)),-version $(VERSION))
 
-.PHONY: release release-check release-vet release-staticcheck release-tidy-check
+.PHONY: release release-check release-vet release-staticcheck release-tidy-check publish
 
 release:
-	$(RELEASE_GO) run . -root $(CURDIR) -out $(CURDIR)/dist
+	$(RELEASE_GO) run . -root $(CURDIR) -out $(CURDIR)/dist $(RELEASE_VERSION)
+
+# publish pushes the release in $(DIST) (make release's dist/) to
+# REGISTRY: the multi-arch image as REGISTRY/nic_exporter:VERSION with
+# skopeo, digests preserved, and the Helm chart, packaged at VERSION with
+# REGISTRY's image as its default, as oci://REGISTRY/charts/nic-exporter
+# with the pinned Helm. It checks sha256sums.txt first and prints both
+# references with their digests. Log in first (skopeo login, helm
+# registry login). PUBLISH_FLAGS=-plain-http talks HTTP to a registry on
+# loopback, as the test does.
+#   make publish REGISTRY=ghcr.io/nic-exporter VERSION=0.1.0
+DIST ?= $(CURDIR)/dist
+PUBLISH_FLAGS ?=
+publish:
+	@test -n "$(REGISTRY)" || { echo "make publish: set REGISTRY, such as REGISTRY=ghcr.io/nic-exporter" >&2; exit 2; }
+	$(RELEASE_GO) run . publish -root $(CURDIR) -dist $(DIST) -registry $(REGISTRY) $(RELEASE_VERSION) $(PUBLISH_FLAGS)
 
 # release-check builds the release (twice, to compare checksums) into
 # temporary directories and checks every artifact: tarball members,
 # dpkg-deb and a real dpkg install into an empty root with
-# systemd-analyze verify, the .rpm read back, the OCI image's config,
-# layer and binary. make test runs it before unit.
+# systemd-analyze verify, the .rpm read back, the alerting half byte for
+# byte in all three, the OCI image's config, layer and binary, the SBOMs
+# against go version -m, and make publish into a real registry
+# (docker-registry) on loopback, pulled back by digest. make test runs it
+# before unit.
 release-check:
 	$(RELEASE_GO) test -count=1 -timeout $(RELEASE_TIMEOUT) ./...
 

@@ -18,10 +18,34 @@ import (
 )
 
 const (
-	helmChart = "helm/nic-exporter"
+	// releaseImage is where make publish pushes the release image
+	// (tools/release/publish.go); its tag is the release version, the
+	// chart's appVersion.
+	releaseImage = "ghcr.io/nic-exporter/nic_exporter"
+	helmChart    = "helm/nic-exporter"
 	// helmModFile pins Helm (tools/helm/go.mod).
 	helmModFile = "../tools/helm/go.mod"
 )
+
+// chartAppVersion reads the chart's appVersion: the release version as
+// make release writes it (0.1.0 for the tag v0.1.0).
+func chartAppVersion(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(helmChart, "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chart struct {
+		AppVersion string `json:"appVersion"`
+	}
+	if err := yaml.Unmarshal(data, &chart); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`).MatchString(chart.AppVersion) {
+		t.Fatalf("Chart.yaml appVersion %q: want a release version without a v, as make release writes it", chart.AppVersion)
+	}
+	return chart.AppVersion
+}
 
 // helm runs the pinned Helm with args and returns its standard output;
 // it fails the test when Helm fails.
@@ -196,8 +220,8 @@ func TestHelmDefaults(t *testing.T) {
 		t.Errorf("priorityClassName %q, nodeSelector %v", spec.PriorityClassName, spec.NodeSelector)
 	}
 	c := container(t, r.daemonSet)
-	if c.Image != "ghcr.io/nic-exporter/nic_exporter:main" {
-		t.Errorf("image %s, want the chart's appVersion as tag", c.Image)
+	if want := releaseImage + ":" + chartAppVersion(t); c.Image != want || container(t, kds).Image != want {
+		t.Errorf("image %s, kustomize base %s; want %s, the chart's appVersion as tag", c.Image, container(t, kds).Image, want)
 	}
 	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() || !c.Resources.Limits.Cpu().IsZero() {
 		t.Errorf("resources %+v: want CPU and memory requests, a memory limit, no CPU limit", c.Resources)

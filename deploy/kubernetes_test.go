@@ -148,6 +148,62 @@ func mounts(c corev1.Container) map[string]corev1.VolumeMount {
 // namespace, no writable host path, read-only root, RuntimeDefault
 // seccomp), host network, /sys read-only, resources, tolerations; and
 // that the exporter accepts its arguments.
+// TestKustomizeOverlayExample builds the overlay example of
+// deploy/README.md against the local base: its images entry must tag the
+// image as make release versions it (the chart's appVersion, no v), and
+// its ?ref= the git tag, v<appVersion>.
+func TestKustomizeOverlayExample(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)```yaml\n(# kustomization.yaml of your overlay\n.*?)```").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md has no overlay example (a yaml block starting with \"# kustomization.yaml of your overlay\")")
+	}
+	var overlay struct {
+		Resources  []string         `json:"resources"`
+		Components []string         `json:"components"`
+		Images     []map[string]any `json:"images"`
+	}
+	if err := yaml.Unmarshal(m[1], &overlay); err != nil {
+		t.Fatal(err)
+	}
+	appVersion := chartAppVersion(t)
+	for _, ref := range append(overlay.Resources, overlay.Components...) {
+		if _, tag, _ := strings.Cut(ref, "?ref="); tag != "v"+appVersion {
+			t.Errorf("overlay example: %s, want ?ref=v%s (the release tag)", ref, appVersion)
+		}
+	}
+	if len(overlay.Images) != 1 || overlay.Images[0]["name"] != releaseImage || overlay.Images[0]["newTag"] != appVersion {
+		t.Fatalf("overlay example images %v, want one that sets %s's newTag to %s (make release's version of the tag v%s)",
+			overlay.Images, releaseImage, appVersion, appVersion)
+	}
+
+	// The example's images entry on the local base.
+	base, err := filepath.Abs(kustomizeBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	images, err := yaml.Marshal(overlay.Images)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	rel, err := filepath.Rel(dir, base) // kustomize takes no absolute base
+	if err != nil {
+		t.Fatal(err)
+	}
+	kustomization := "resources: [" + rel + "]\nimages:\n" + string(images)
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := container(t, render(t, filesys.MakeFsOnDisk(), dir).daemonSet)
+	if want := releaseImage + ":" + appVersion; c.Image != want {
+		t.Errorf("the overlay example renders image %s, want %s", c.Image, want)
+	}
+}
+
 func TestKustomizeBase(t *testing.T) {
 	r := render(t, filesys.MakeFsOnDisk(), kustomizeBase)
 	ds := r.daemonSet

@@ -136,7 +136,8 @@ func tarballName(version, arch string) string {
 // writeTarball writes the release tarball of arch: one top-level
 // directory named like the file, with the binary, LICENSE, README.md, the
 // systemd unit with its environment file, sysusers.d file and VMA drop-in,
-// and an example web config.
+// an example web config, and the alerting half (shareFiles) in the tree
+// the packages install under /usr/share/nic_exporter.
 func writeTarball(cfg Config, arch, bin, file string) error {
 	top := strings.TrimSuffix(tarballName(cfg.Version, arch), ".tar.gz")
 	repo := func(p string) string { return filepath.Join(cfg.Root, p) }
@@ -149,6 +150,13 @@ func writeTarball(cfg Config, arch, bin, file string) error {
 	}
 	for _, f := range systemdFiles {
 		entries = append(entries, entry{Name: top + "/systemd/" + f, Mode: 0o644, Src: repo("deploy/systemd/" + f)})
+	}
+	share, err := shareFiles(cfg.Root)
+	if err != nil {
+		return err
+	}
+	for _, f := range share {
+		entries = append(entries, entry{Name: top + "/" + f.Rel, Mode: 0o644, Src: repo(f.Src)})
 	}
 	return writeTarGz(file, entries, cfg.Epoch)
 }

@@ -45,6 +45,11 @@ func Build(cfg Config) error {
 		if err := writeTarball(cfg, arch, bin, tgz); err != nil {
 			return fmt.Errorf("tarball %s: %w", arch, err)
 		}
+		sbom := filepath.Join(cfg.Out, sbomName(cfg.Version, arch))
+		cfg.logf("write %s", sbom)
+		if err := writeSBOM(cfg, bin, sbom); err != nil {
+			return fmt.Errorf("SBOM %s: %w", arch, err)
+		}
 		for _, format := range []string{"deb", "rpm"} {
 			cfg.logf("write %s %s", format, arch)
 			if _, err := writePackage(cfg, format, arch, bin); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -141,6 +142,74 @@ func platformImage(cfg Config, arch, bin string, ca []byte, caVersion string) (v
 	return mutate.ConfigFile(img, cf)
 }
 
+// ociIndex and ociDescriptor are the image index as the OCI image-spec's
+// Go types (github.com/opencontainers/image-spec) order its fields, the
+// types skopeo re-serializes an index with before it pushes it: an index
+// written in that form comes out of skopeo byte for byte, so that
+// `skopeo copy --all --preserve-digests` (make publish) pushes the
+// release's own digest. go-containerregistry's serialization orders size
+// before digest and gives each image's descriptor an artifactType (its
+// config's media type, which the spec reserves for artifacts), and skopeo
+// refuses to preserve its digest.
+type ociIndex struct {
+	SchemaVersion int             `json:"schemaVersion"`
+	MediaType     types.MediaType `json:"mediaType"`
+	Manifests     []ociDescriptor `json:"manifests"`
+}
+
+type ociDescriptor struct {
+	MediaType types.MediaType `json:"mediaType"`
+	Digest    v1.Hash         `json:"digest"`
+	Size      int64           `json:"size"`
+	Platform  struct {
+		Architecture string `json:"architecture"`
+		OS           string `json:"os"`
+	} `json:"platform"`
+}
+
+// canonicalIndex returns idx with its manifest serialized as ociIndex.
+func canonicalIndex(idx v1.ImageIndex) (v1.ImageIndex, error) {
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	out := ociIndex{SchemaVersion: 2, MediaType: types.OCIImageIndex}
+	for _, d := range im.Manifests {
+		if d.Platform == nil || len(d.Annotations) != 0 || len(d.URLs) != 0 || d.Data != nil {
+			return nil, fmt.Errorf("index descriptor %s: want a platform and no annotations, URLs or data", d.Digest)
+		}
+		od := ociDescriptor{MediaType: d.MediaType, Digest: d.Digest, Size: d.Size}
+		od.Platform.Architecture, od.Platform.OS = d.Platform.Architecture, d.Platform.OS
+		out.Manifests = append(out.Manifests, od)
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return rawIndex{base: idx, raw: raw}, nil
+}
+
+// rawIndex is an image index whose manifest is raw; its images are
+// base's.
+type rawIndex struct {
+	base v1.ImageIndex
+	raw  []byte
+}
+
+func (r rawIndex) MediaType() (types.MediaType, error)         { return types.OCIImageIndex, nil }
+func (r rawIndex) Image(h v1.Hash) (v1.Image, error)           { return r.base.Image(h) }
+func (r rawIndex) ImageIndex(h v1.Hash) (v1.ImageIndex, error) { return r.base.ImageIndex(h) }
+
+func (r rawIndex) RawManifest() ([]byte, error) { return r.raw, nil }
+func (r rawIndex) Size() (int64, error)         { return int64(len(r.raw)), nil }
+func (r rawIndex) Digest() (v1.Hash, error) {
+	h, _, err := v1.SHA256(bytes.NewReader(r.raw))
+	return h, err
+}
+func (r rawIndex) IndexManifest() (*v1.IndexManifest, error) {
+	return v1.ParseIndexManifest(bytes.NewReader(r.raw))
+}
+
 // writeImage writes the multi-arch image as an OCI layout tarball: its
 // index.json names one image index, tagged with the version
 // (org.opencontainers.image.ref.name), whose manifests are the images of
@@ -164,6 +233,10 @@ func writeImage(cfg Config, bins map[string]string, file string) error {
 				Platform:  &v1.Platform{OS: "linux", Architecture: arch},
 			},
 		})
+	}
+	idx, err = canonicalIndex(idx)
+	if err != nil {
+		return err
 	}
 	dir, err := os.MkdirTemp("", "nic_exporter-oci-")
 	if err != nil {

@@ -242,10 +242,12 @@ func TestImageSkopeo(t *testing.T) {
 			t.Errorf("skopeo inspect --override-arch %s:\n%s", arch, out)
 		}
 	}
+	// --preserve-digests, as make publish pushes: skopeo re-serializes
+	// the index and must come out with the release's bytes.
 	dst := filepath.Join(t.TempDir(), "copy")
-	out, err := exec.Command(skopeo, "copy", "--quiet", "--all", ref, "oci:"+dst+":"+release.cfg.Version).CombinedOutput()
+	out, err := exec.Command(skopeo, "copy", "--quiet", "--all", "--preserve-digests", ref, "oci:"+dst+":"+release.cfg.Version).CombinedOutput()
 	if err != nil {
-		t.Fatalf("skopeo copy --all: %v\n%s", err, out)
+		t.Fatalf("skopeo copy --all --preserve-digests: %v\n%s", err, out)
 	}
 	idx, err := layout.ImageIndexFromPath(dst)
 	if err != nil {
@@ -254,5 +256,8 @@ func TestImageSkopeo(t *testing.T) {
 	im, err := idx.IndexManifest()
 	if err != nil || len(im.Manifests) != 1 || im.Manifests[0].MediaType != types.OCIImageIndex {
 		t.Fatalf("skopeo's copy: %v %+v", err, im)
+	}
+	if want, err := archiveIndexDigest(artifact(t, imageName(release.cfg.Version))); err != nil || im.Manifests[0].Digest.String() != want {
+		t.Errorf("skopeo's copy is the index %s, the release's %s (%v)", im.Manifests[0].Digest, want, err)
 	}
 }

@@ -1,7 +1,8 @@
 // Command release builds the release artifacts of nic_exporter into a
 // directory (dist/ under `make release`): for linux/amd64 and linux/arm64
 // a tarball, a .deb and a .rpm, a multi-arch OCI image as an OCI layout
-// tarball, and sha256sums.txt over all of them.
+// tarball, a CycloneDX SBOM of each binary, and sha256sums.txt over all
+// of them.
 //
 // Every artifact is reproducible: the same commit gives the same bytes.
 // Binaries are built with -trimpath, an empty build ID and CGO_ENABLED=0;
@@ -12,6 +13,11 @@
 // Run from the repository root:
 //
 //	go -C tools/release run . -root "$PWD" -out "$PWD/dist"
+//
+// `release publish` (make publish) pushes the image and the Helm chart of
+// a release in dist/ to an OCI registry:
+//
+//	go -C tools/release run . publish -root "$PWD" -dist "$PWD/dist" -registry ghcr.io/nic-exporter
 package main
 
 import (
@@ -22,6 +28,10 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "publish" {
+		publishMain(os.Args[2:])
+		return
+	}
 	root := flag.String("root", ".", "repository root")
 	out := flag.String("out", "dist", "output directory, replaced")
 	version := flag.String("version", "", "release version without a leading v (default: from git describe)")

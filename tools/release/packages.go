@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"sort"
 
 	"github.com/goreleaser/nfpm/v2"
 	"github.com/goreleaser/nfpm/v2/deb"
@@ -58,7 +60,7 @@ esac
 
 // packageInfo describes the nfpm package of arch for format ("deb" or
 // "rpm"), with the scripts in dir.
-func packageInfo(cfg Config, format, arch, bin, scripts string) *nfpm.Info {
+func packageInfo(cfg Config, format, arch, bin, scripts string) (*nfpm.Info, error) {
 	repo := func(p string) string { return filepath.Join(cfg.Root, p) }
 	file := func(src, dst string, mode os.FileMode, typ string) *files.Content {
 		return &files.Content{
@@ -76,6 +78,41 @@ func packageInfo(cfg Config, format, arch, bin, scripts string) *nfpm.Info {
 	if format == "rpm" {
 		license = files.TypeRPMLicense
 	}
+	share, err := shareFiles(cfg.Root)
+	if err != nil {
+		return nil, err
+	}
+	contents := files.Contents{
+		file(bin, pkgBinary, 0o755, files.TypeFile),
+		file(repo("deploy/systemd/nic_exporter.service"), pkgUnit, 0o644, files.TypeFile),
+		file(repo("deploy/systemd/nic_exporter.sysusers"), pkgSysusers, 0o644, files.TypeFile),
+		file(repo("deploy/systemd/nic_exporter.default"), env, 0o644, files.TypeConfigNoReplace),
+		file(repo("LICENSE"), pkgDoc+"/LICENSE", 0o644, license),
+		file(repo("deploy/systemd/vma.conf"), pkgDoc+"/vma.conf", 0o644, files.TypeFile),
+		file(repo(webConfigExample), pkgDoc+"/web-config.example.yml", 0o644, files.TypeFile),
+	}
+	// The alerting half is reference material that the operator copies
+	// into Prometheus', Alertmanager's and Grafana's configuration (or
+	// points them at): plain files, replaced on upgrade, not conffiles.
+	dirs := map[string]bool{pkgShare: true}
+	for _, f := range share {
+		contents = append(contents, file(repo(f.Src), pkgShare+"/"+f.Rel, 0o644, files.TypeFile))
+		for d := path.Dir(f.Rel); d != "."; d = path.Dir(d) {
+			dirs[pkgShare+"/"+d] = true
+		}
+	}
+	// RPM removes only the directories a package owns (dpkg tracks
+	// them by itself): the .rpm owns pkgShare's tree.
+	if format == "rpm" {
+		sorted := make([]string, 0, len(dirs))
+		for d := range dirs {
+			sorted = append(sorted, d)
+		}
+		sort.Strings(sorted)
+		for _, d := range sorted {
+			contents = append(contents, file("", d, 0o755, files.TypeDir))
+		}
+	}
 	info := &nfpm.Info{
 		Name:        "nic_exporter",
 		Arch:        arch,
@@ -90,22 +127,14 @@ func packageInfo(cfg Config, format, arch, bin, scripts string) *nfpm.Info {
 		Description: "Prometheus exporter for NIC health\nWatches NVIDIA/Mellanox ConnectX (mlx5) adapters, InfiniBand ports, AWS ENA\nadapters and NVIDIA VMA applications: devlink health, ethtool statistics,\nPCIe link state and kernel log errors.",
 		MTime:       cfg.Epoch,
 		Overridables: nfpm.Overridables{
-			Contents: files.Contents{
-				file(bin, pkgBinary, 0o755, files.TypeFile),
-				file(repo("deploy/systemd/nic_exporter.service"), pkgUnit, 0o644, files.TypeFile),
-				file(repo("deploy/systemd/nic_exporter.sysusers"), pkgSysusers, 0o644, files.TypeFile),
-				file(repo("deploy/systemd/nic_exporter.default"), env, 0o644, files.TypeConfigNoReplace),
-				file(repo("LICENSE"), pkgDoc+"/LICENSE", 0o644, license),
-				file(repo("deploy/systemd/vma.conf"), pkgDoc+"/vma.conf", 0o644, files.TypeFile),
-				file(repo(webConfigExample), pkgDoc+"/web-config.example.yml", 0o644, files.TypeFile),
-			},
+			Contents: contents,
 			Scripts: nfpm.Scripts{
 				PostInstall: filepath.Join(scripts, "postinstall.sh"),
 				PreRemove:   filepath.Join(scripts, "preremove.sh"),
 			},
 		},
 	}
-	return nfpm.WithDefaults(info)
+	return nfpm.WithDefaults(info), nil
 }
 
 // writePackage writes the .deb or .rpm of arch into cfg.Out and returns
@@ -130,7 +159,10 @@ func writePackage(cfg Config, format, arch, bin string) (string, error) {
 	default:
 		return "", fmt.Errorf("unknown package format %q", format)
 	}
-	info := packageInfo(cfg, format, arch, bin, scripts)
+	info, err := packageInfo(cfg, format, arch, bin, scripts)
+	if err != nil {
+		return "", err
+	}
 	if err := nfpm.PrepareForPackager(info, format); err != nil {
 		return "", err
 	}

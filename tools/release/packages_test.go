@@ -1,10 +1,13 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -35,7 +38,7 @@ type pkgFile struct {
 }
 
 // wantFiles are the regular files of the package of format.
-func wantFiles(format string) map[string]pkgFile {
+func wantFiles(t *testing.T, format string) map[string]pkgFile {
 	files := map[string]pkgFile{
 		pkgBinary:                          {mode: 0o755},
 		pkgUnit:                            {mode: 0o644},
@@ -43,6 +46,9 @@ func wantFiles(format string) map[string]pkgFile {
 		pkgDoc + "/LICENSE":                {mode: 0o644},
 		pkgDoc + "/vma.conf":               {mode: 0o644},
 		pkgDoc + "/web-config.example.yml": {mode: 0o644},
+	}
+	for rel := range wantShare(t) {
+		files[pkgShare+"/"+rel] = pkgFile{mode: 0o644}
 	}
 	if format == "deb" {
 		files[pkgDebEnv] = pkgFile{mode: 0o644}
@@ -81,7 +87,7 @@ func TestDebContents(t *testing.T) {
 				}
 			}
 			want := map[string]string{}
-			for name, f := range wantFiles("deb") {
+			for name, f := range wantFiles(t, "deb") {
 				want[name] = f.mode.String()
 			}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -111,6 +117,19 @@ func TestDebContents(t *testing.T) {
 					t.Errorf("dpkg-deb -I %s:\n%s(%v)\nwant\n%s", member, out, err, want)
 				}
 			}
+
+			// The alerting half, read back from the data archive.
+			fsys, err := exec.Command(dpkgDeb, "--fsys-tarfile", deb).Output()
+			if err != nil {
+				t.Fatalf("dpkg-deb --fsys-tarfile: %v", err)
+			}
+			share := map[string][]byte{}
+			for _, e := range readTar(t, bytes.NewReader(fsys)) {
+				if rel, ok := strings.CutPrefix(e.hdr.Name, "."+pkgShare+"/"); ok && e.hdr.Typeflag == tar.TypeReg {
+					share[rel] = e.data
+				}
+			}
+			checkShare(t, filepath.Base(deb), share)
 		})
 	}
 }
@@ -167,7 +186,7 @@ func TestDebInstall(t *testing.T) {
 		t.Errorf("postinst did not create the nic_exporter user; %s/etc/passwd:\n%s", root, passwd)
 	}
 
-	for name, f := range wantFiles("deb") {
+	for name, f := range wantFiles(t, "deb") {
 		fi, err := os.Stat(filepath.Join(root, name))
 		if err != nil {
 			t.Error(err)
@@ -220,7 +239,7 @@ func TestDebInstall(t *testing.T) {
 	if out, err := exec.Command(dpkg, append(dpkgArgs, "--purge", "nic_exporter")...).CombinedOutput(); err != nil {
 		t.Fatalf("dpkg --purge: %v\n%s", err, out)
 	}
-	for name := range wantFiles("deb") {
+	for name := range wantFiles(t, "deb") {
 		if _, err := os.Stat(filepath.Join(root, name)); !os.IsNotExist(err) {
 			t.Errorf("%s left after dpkg --purge (%v)", name, err)
 		}
@@ -261,8 +280,12 @@ func TestRPMContents(t *testing.T) {
 			}
 			got := map[string]pkgFile{}
 			var names []string
+			gotDirs := map[string]bool{}
 			for _, fi := range files {
 				mode := os.FileMode(fi.Mode() & 0o777)
+				if fi.Mode()&0o170000 == 0o040000 {
+					gotDirs[fi.Name()] = true
+				}
 				if fi.Mode()&0o170000 != 0o100000 {
 					continue // directories
 				}
@@ -273,9 +296,43 @@ func TestRPMContents(t *testing.T) {
 				names = append(names, fi.Name())
 			}
 			sort.Strings(names)
-			if want := wantFiles("rpm"); fmt.Sprint(got) != fmt.Sprint(want) {
+			if want := wantFiles(t, "rpm"); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("files\n%v\nwant\n%v", got, want)
 			}
+			// The .rpm owns the directories of /usr/share/nic_exporter,
+			// so that removing it removes them.
+			for rel := range wantShare(t) {
+				for d := path.Dir(pkgShare + "/" + rel); d != path.Dir(pkgShare); d = path.Dir(d) {
+					if !gotDirs[d] {
+						t.Errorf("the .rpm does not own the directory %s", d)
+					}
+				}
+			}
+			// The alerting half, read back from the payload.
+			payload, err := r.PayloadReaderExtended()
+			if err != nil {
+				t.Fatal(err)
+			}
+			share := map[string][]byte{}
+			for {
+				fi, err := payload.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				rel, ok := strings.CutPrefix(fi.Name(), pkgShare+"/")
+				if !ok || fi.Mode()&0o170000 != 0o100000 {
+					continue
+				}
+				data, err := io.ReadAll(payload)
+				if err != nil {
+					t.Fatal(err)
+				}
+				share[rel] = data
+			}
+			checkShare(t, filepath.Base(packageFile(t, "rpm", arch)), share)
 			for tag, want := range map[int]string{rpmutils.POSTIN: postInstall, rpmutils.PREUN: preRemove} {
 				script, err := h.GetString(tag)
 				if err != nil || strings.TrimSpace(script) != strings.TrimSpace(want) {

@@ -9,12 +9,15 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // requireAllVar is the variable CI sets (internal/testenv of the
@@ -96,6 +99,8 @@ func TestReproducible(t *testing.T) {
 		"nic_exporter-" + v + ".linux-amd64.tar.gz",
 		"nic_exporter-" + v + ".linux-arm64.tar.gz",
 		"nic_exporter-" + v + ".oci.tar",
+		"nic_exporter-" + v + ".linux-amd64.cdx.json",
+		"nic_exporter-" + v + ".linux-arm64.cdx.json",
 		"nic_exporter-" + pv + "-1.x86_64.rpm",
 		"nic_exporter-" + pv + "-1.aarch64.rpm",
 		"nic_exporter_" + pv + "_amd64.deb",
@@ -251,10 +256,121 @@ func TestTarballs(t *testing.T) {
 				"systemd/nic_exporter.sysusers": 0o644,
 				"systemd/vma.conf":              0o644,
 			}
+			share := wantShare(t)
+			for rel := range share {
+				want[rel] = 0o644
+				for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+					want[d+"/"] = 0o755
+				}
+			}
 			if fmt.Sprint(modes) != fmt.Sprint(want) {
 				t.Errorf("members and modes\n%v\nwant\n%v", modes, want)
 			}
+			got := map[string][]byte{}
+			for _, e := range entries {
+				if e.hdr.Typeflag == tar.TypeReg {
+					got[strings.TrimPrefix(e.hdr.Name, top)] = e.data
+				}
+			}
+			checkShare(t, name, got)
 		})
+	}
+}
+
+// wantShare returns the alerting half every artifact but the image
+// ships, by path under /usr/share/nic_exporter (the tarball's top
+// directory), with the repository file's contents: the rule files, the
+// Alertmanager routes and inhibit rules, every dashboard and the Grafana
+// provisioning files.
+func wantShare(t *testing.T) map[string][]byte {
+	t.Helper()
+	src := map[string]string{
+		"prometheus/alerts.yml":                                     "deploy/prometheus/alerts.yml",
+		"prometheus/rules.yml":                                      "deploy/prometheus/rules.yml",
+		"alertmanager/alertmanager.yml":                             "deploy/alertmanager/alertmanager.yml",
+		"grafana/provisioning/dashboards/nic_exporter.yml":          "deploy/grafana/dashboards.yml",
+		"grafana/provisioning/datasources/nic_exporter.example.yml": "deploy/grafana/datasource.example.yml",
+	}
+	dashboards, err := filepath.Glob(filepath.Join(release.cfg.Root, "dashboards", "*.json"))
+	if err != nil || len(dashboards) < 4 {
+		t.Fatalf("dashboards/*.json: %v %v", dashboards, err)
+	}
+	for _, d := range dashboards {
+		src["grafana/dashboards/"+filepath.Base(d)] = "dashboards/" + filepath.Base(d)
+	}
+	out := map[string][]byte{}
+	for rel, s := range src {
+		data, err := os.ReadFile(filepath.Join(release.cfg.Root, s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[rel] = data
+	}
+	return out
+}
+
+// checkShare checks that files, by path under /usr/share/nic_exporter,
+// hold every file of wantShare byte for byte, and nothing else there.
+func checkShare(t *testing.T, what string, files map[string][]byte) {
+	t.Helper()
+	want := wantShare(t)
+	for rel, data := range want {
+		got, ok := files[rel]
+		switch {
+		case !ok:
+			t.Errorf("%s: no %s", what, rel)
+		case !bytes.Equal(got, data):
+			t.Errorf("%s: %s differs from the repository's", what, rel)
+		}
+	}
+	for rel := range files {
+		if _, ok := want[rel]; !ok && isShareTree(rel) {
+			t.Errorf("%s: %s is not in the repository", what, rel)
+		}
+	}
+}
+
+// isShareTree says whether rel, a file path under the tarball's top or
+// /usr/share/nic_exporter, is in one of the alerting half's directories.
+func isShareTree(rel string) bool {
+	for _, d := range []string{"prometheus/", "alertmanager/", "grafana/"} {
+		if strings.HasPrefix(rel, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestGrafanaProvider checks that the shipped dashboard provider reads
+// the directory the packages install the dashboards in.
+func TestGrafanaProvider(t *testing.T) {
+	var provider struct {
+		APIVersion int `yaml:"apiVersion"`
+		Providers  []struct {
+			Name, Type string
+			Options    struct{ Path string }
+		}
+	}
+	data := wantShare(t)["grafana/provisioning/dashboards/nic_exporter.yml"]
+	if err := yaml.Unmarshal(data, &provider); err != nil {
+		t.Fatal(err)
+	}
+	if provider.APIVersion != 1 || len(provider.Providers) != 1 {
+		t.Fatalf("provider file: %+v, want apiVersion 1 and one provider", provider)
+	}
+	p := provider.Providers[0]
+	if want := pkgShare + "/grafana/dashboards"; p.Type != "file" || p.Options.Path != want {
+		t.Errorf("provider %q: type %q, path %q; want file and %s", p.Name, p.Type, p.Options.Path, want)
+	}
+	var ds struct {
+		APIVersion  int `yaml:"apiVersion"`
+		Datasources []struct{ Name, Type, URL string }
+	}
+	if err := yaml.Unmarshal(wantShare(t)["grafana/provisioning/datasources/nic_exporter.example.yml"], &ds); err != nil {
+		t.Fatal(err)
+	}
+	if ds.APIVersion != 1 || len(ds.Datasources) != 1 || ds.Datasources[0].Type != "prometheus" || ds.Datasources[0].URL == "" {
+		t.Errorf("datasource example: %+v, want apiVersion 1 and one prometheus datasource with a url", ds)
 	}
 }
 
@@ -285,7 +401,14 @@ func extractAMD64Binary(t *testing.T) string {
 	if out, err := exec.Command("uname", "-m").Output(); err != nil || strings.TrimSpace(string(out)) != "x86_64" {
 		t.Skipf("not an x86_64 machine (uname -m: %s %v)", out, err)
 	}
-	f, err := os.Open(artifact(t, tarballName(release.cfg.Version, "amd64")))
+	return tarballBinary(t, "amd64")
+}
+
+// tarballBinary writes the binary of arch's tarball to a temporary file
+// and returns its path.
+func tarballBinary(t *testing.T, arch string) string {
+	t.Helper()
+	f, err := os.Open(artifact(t, tarballName(release.cfg.Version, arch)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +426,7 @@ func extractAMD64Binary(t *testing.T) string {
 			return bin
 		}
 	}
-	t.Fatal("no nic_exporter in the amd64 tarball")
+	t.Fatalf("no nic_exporter in the %s tarball", arch)
 	return ""
 }
 
