@@ -73,6 +73,9 @@ type Report struct {
 	// linesAnalysed counts the lines of all files given to recognition
 	// and the parsers, within Limits.MaxBundleLines.
 	linesAnalysed int
+	// textBytesAnalysed counts their bytes, within
+	// Limits.MaxBundleTextBytes.
+	textBytesAnalysed int
 }
 
 // pciClasses implements kmsg.Devices over the functions of lspci -vvv:
@@ -220,8 +223,9 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 		kind := recogniseJSON(f.Data)
 		var cut fileText
 		if kind == "" {
-			cut = analysedText(f.Data, lim, lim.MaxBundleLines-r.linesAnalysed)
+			cut = analysedText(f.Data, lim, lim.MaxBundleLines-r.linesAnalysed, lim.MaxBundleTextBytes-r.textBytesAnalysed)
 			r.linesAnalysed += cut.lines
+			r.textBytesAnalysed += len(cut.data)
 			f.Data = cut.data
 			if cut.lines > 0 {
 				kind = a.recognise(f)

@@ -46,6 +46,10 @@ type Limits struct {
 	// MaxBundleLines is the most lines analysed in all files together;
 	// the files after it is spent are cut or not analysed, and noted.
 	MaxBundleLines int
+	// MaxBundleTextBytes is the most bytes of text analysed in all files
+	// together, the same way: lines within the line limits still cost
+	// the kernel log rules time in proportion to their bytes.
+	MaxBundleTextBytes int
 }
 
 // DefaultLimits are generous for real bundles: collect_debug.sh writes
@@ -53,7 +57,7 @@ type Limits struct {
 // line is at most 1024 bytes and a few dozen of prefixes; a 64 MiB log
 // of real lines has well under a million.
 var DefaultLimits = Limits{MaxFileSize: 64 << 20, MaxFiles: 10000, MaxTotal: 512 << 20,
-	MaxLineBytes: 4096, MaxFileLines: 1 << 20, MaxBundleLines: 4 << 20}
+	MaxLineBytes: 4096, MaxFileLines: 1 << 20, MaxBundleLines: 4 << 20, MaxBundleTextBytes: 64 << 20}
 
 // File is one regular file of a bundle, read into memory.
 type File struct {
@@ -69,8 +73,9 @@ type Bundle struct {
 	Source string
 	Files  []File
 	// Limits are the limits the bundle was read with, which also bound
-	// its analysis; a zero MaxLineBytes, MaxFileLines or MaxBundleLines
-	// (a Bundle built without Limits) is DefaultLimits' value.
+	// its analysis; a zero MaxLineBytes, MaxFileLines, MaxBundleLines or
+	// MaxBundleTextBytes (a Bundle built without Limits) is
+	// DefaultLimits' value.
 	Limits Limits
 }
 
@@ -85,6 +90,9 @@ func (lim Limits) withDefaultWork() Limits {
 	}
 	if lim.MaxBundleLines == 0 {
 		lim.MaxBundleLines = DefaultLimits.MaxBundleLines
+	}
+	if lim.MaxBundleTextBytes == 0 {
+		lim.MaxBundleTextBytes = DefaultLimits.MaxBundleTextBytes
 	}
 	return lim
 }

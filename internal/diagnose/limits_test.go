@@ -152,3 +152,45 @@ func TestWorkBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestTextBytesBounded checks the bundle's budget of analysed text bytes:
+// lines within every line limit, each one that a kernel log rule reads
+// (the rule engine is the slowest per byte), stop being analysed once the
+// bundle's budget is spent, and the files after it say so. The line
+// limits alone let 7 × 64 MiB of such lines through the rules (147 s).
+func TestTextBytesBounded(t *testing.T) {
+	lim := Limits{MaxFileSize: 8 << 20, MaxFiles: 100, MaxTotal: 64 << 20,
+		MaxLineBytes: 4096, MaxFileLines: 1 << 20, MaxBundleLines: 4 << 20, MaxBundleTextBytes: 150_000}
+	line := "[  263.104392] mlx5_core 0000:08:00.0: poll_health:800:(pid 0): Fatal error 1 detected " + strings.Repeat("x", 900) + "\n"
+	data := []byte(strings.Repeat(line, 100)) // about 100 KB, 100 lines
+	b := &Bundle{Source: "BUNDLE", Limits: lim}
+	for i := 0; i < 4; i++ {
+		b.Files = append(b.Files, File{Name: fmt.Sprintf("dmesg%d.txt", i), Data: data})
+	}
+	r := NewAnalyzer(rules(t)).Analyze(b)
+	if r.textBytesAnalysed > lim.MaxBundleTextBytes {
+		t.Errorf("%d bytes of text analysed, want at most %d", r.textBytesAnalysed, lim.MaxBundleTextBytes)
+	}
+	if r.textBytesAnalysed < len(data) {
+		t.Errorf("%d bytes of text analysed, want the first file whole (%d)", r.textBytesAnalysed, len(data))
+	}
+	notes := map[string]string{}
+	for _, f := range r.Files {
+		notes[f.Name] = f.Note
+	}
+	// The second file gets the whole lines that fit in what the first
+	// left of the budget.
+	second := (lim.MaxBundleTextBytes - len(data)) / len(line)
+	for name, want := range map[string]string{
+		"dmesg1.txt": fmt.Sprintf("cut for analysis after line %d: the bundle's 150000 bytes of text are analysed", second),
+		"dmesg2.txt": "not analysed: the bundle's 150000 bytes of text are analysed",
+		"dmesg3.txt": "not analysed: the bundle's 150000 bytes of text are analysed",
+	} {
+		if !strings.Contains(notes[name], want) {
+			t.Errorf("%s: note %q, want %q", name, notes[name], want)
+		}
+	}
+	if notes["dmesg0.txt"] != "" {
+		t.Errorf("dmesg0.txt: note %q, want none (analysed whole)", notes["dmesg0.txt"])
+	}
+}

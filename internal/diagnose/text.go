@@ -15,17 +15,20 @@ type fileText struct {
 }
 
 // analysedText returns the part of data that is analysed within lim, of
-// which left lines remain for the bundle: at most lim.MaxFileLines and
-// left lines, each of at most lim.MaxLineBytes bytes. A longer line is
-// kept as an empty line, so the lines after it keep their numbers in the
-// evidence. The file is scanned once in place; the text kept is a copy
-// only when a line was blanked.
-func analysedText(data []byte, lim Limits, left int) fileText {
+// which left lines and leftBytes bytes remain for the bundle: at most
+// lim.MaxFileLines and left lines, each of at most lim.MaxLineBytes bytes,
+// and at most leftBytes bytes kept. A longer line is kept as an empty
+// line, so the lines after it keep their numbers in the evidence. The
+// file is scanned once in place; the text kept is a copy only when a line
+// was blanked.
+func analysedText(data []byte, lim Limits, left, leftBytes int) fileText {
 	max := min(lim.MaxFileLines, left)
 	var (
 		n, long, firstLong int
+		kept               int    // bytes of the text kept
 		blanked            []byte // the text kept, once a line is blanked
 		off                int
+		outOfBytes         bool
 	)
 	for off < len(data) && n < max {
 		next := len(data)
@@ -33,6 +36,15 @@ func analysedText(data []byte, lim Limits, left int) fileText {
 		if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
 			end, next = off+i, off+i+1
 		}
+		size := next - off
+		if end-off > lim.MaxLineBytes {
+			size = 1 // kept as an empty line
+		}
+		if kept+size > leftBytes {
+			outOfBytes = true
+			break
+		}
+		kept += size
 		n++
 		switch {
 		case end-off > lim.MaxLineBytes:
@@ -61,6 +73,10 @@ func analysedText(data []byte, lim Limits, left int) fileText {
 	}
 	if off < len(data) {
 		switch {
+		case outOfBytes && n == 0:
+			notes = append(notes, fmt.Sprintf("not analysed: the bundle's %d bytes of text are analysed", lim.MaxBundleTextBytes))
+		case outOfBytes:
+			notes = append(notes, fmt.Sprintf("cut for analysis after line %d: the bundle's %d bytes of text are analysed", n, lim.MaxBundleTextBytes))
 		case n == 0:
 			notes = append(notes, fmt.Sprintf("not analysed: the bundle's %d lines are analysed", lim.MaxBundleLines))
 		case n < lim.MaxFileLines:
