@@ -25,7 +25,11 @@ command -v stress-ng >/dev/null || { echo "stress-ng is not installed (apt-get i
 work=$(mktemp -d /tmp/nic-ci-load.XXXXXX)
 log=$(mktemp /tmp/nic-ci-load-log.XXXXXX)
 stress=
+ci=
 cleanup() {
+	# .ci/run runs in a session of its own: end all of it (go test,
+	# qemu, Prometheus) if this script is stopped early.
+	if [ -n "$ci" ]; then kill -- -"$ci" 2>/dev/null || true; wait "$ci" 2>/dev/null || true; fi
 	if [ -n "$stress" ]; then kill "$stress" 2>/dev/null || true; wait "$stress" 2>/dev/null || true; fi
 	chmod -R u+w "$work" 2>/dev/null || true # the module cache is read-only
 	rm -rf "$work"
@@ -43,7 +47,10 @@ timeout 3h stress-ng --cpu "$(nproc)" --quiet &
 stress=$!
 start=$SECONDS
 rc=0
-(cd "$work/src" && env "${env[@]}" bash .ci/run </dev/null) >"$log" 2>&1 || rc=$?
+(cd "$work/src" && exec setsid env "${env[@]}" bash .ci/run </dev/null) >"$log" 2>&1 &
+ci=$!
+wait "$ci" || rc=$?
+ci=
 took=$((SECONDS - start))
 grep -E '^=== ci:|passed, [0-9]+ failed|^UNFINISHED|^--- FAIL' "$log" || true
 grep -A3 'guest kernel packages at' "$log" | head -3 || true
