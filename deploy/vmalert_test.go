@@ -118,12 +118,17 @@ remote_write:
 		return nil
 	})
 	// The agent's up series of the target, which NICExporterDown and
-	// NICExporterTargetsAbsent read in the central store, arrives too.
-	res, err := api.query(fmt.Sprintf(`up{job="nic_exporter", instance=%q, cluster="gpu-a"}`, exporter), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res) != 1 {
-		t.Errorf("up of the demo host in VictoriaMetrics: %v", res)
-	}
+	// NICExporterTargetsAbsent read in the central store, arrives too,
+	// possibly in a later remote-write batch than the demo's series.
+	up := fmt.Sprintf(`up{job="nic_exporter", instance=%q, cluster="gpu-a"}`, exporter)
+	waitFor(t, up+" in VictoriaMetrics", stackWait, func() error {
+		res, err := api.query(up, false)
+		if err != nil {
+			return err
+		}
+		if len(res) != 1 {
+			return fmt.Errorf("up of the demo host in VictoriaMetrics: %v", res)
+		}
+		return nil
+	})
 }
