@@ -96,13 +96,7 @@ func TestRun(t *testing.T) {
 // TestRealGoTest runs the real go test -json on a small module with a
 // passing, a skipping and a failing test, and checks the summary.
 func TestRealGoTest(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("go not in PATH: %v", err)
-	}
-	dir := t.TempDir()
-	files := map[string]string{
-		"go.mod": "module example.com/m\n\ngo 1.22\n",
+	events := goTestJSON(t, map[string]string{
 		"m_test.go": `package m
 
 import "testing"
@@ -111,16 +105,7 @@ func TestPass(t *testing.T) {}
 func TestSkip(t *testing.T) { t.Skip("needs a ConnectX card") }
 func TestFail(t *testing.T) { t.Error("broken on purpose") }
 `,
-	}
-	for name, body := range files {
-		if err := os.WriteFile(dir+"/"+name, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command(goBin, "test", "-json", "-count=1", ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
-	events, _ := cmd.Output() // go test exits 1: TestFail fails
+	}) // go test exits 1: TestFail fails
 	var out bytes.Buffer
 	if code := run(bytes.NewReader(events), &out); code != 1 {
 		t.Errorf("exit code %d, want 1", code)
@@ -137,13 +122,9 @@ func TestFail(t *testing.T) { t.Error("broken on purpose") }
 // checks that the summary names each unfinished test with its last
 // output, the test binary's report and the hung test's stack.
 func TestRealGoTestTimeoutAndPanic(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("go not in PATH: %v", err)
-	}
-	dir := t.TempDir()
-	files := map[string]string{
-		"go.mod": "module example.com/m\n\ngo 1.22\n",
+	// The timeout is a property of the test binaries under test, not an
+	// assertion about this test's time.
+	events := goTestJSON(t, map[string]string{
 		"hang/hang_test.go": `package hang
 
 import (
@@ -174,21 +155,7 @@ func TestCrash(t *testing.T) {
 	time.Sleep(time.Hour)
 }
 `,
-	}
-	for name, body := range files {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dir+"/"+name, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The timeout is a property of the test binaries under test, not an
-	// assertion about this test's time.
-	cmd := exec.Command(goBin, "test", "-json", "-count=1", "-timeout=3s", "./...")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
-	events, _ := cmd.Output() // go test exits 1
+	}, "-timeout=3s") // go test exits 1
 	var out bytes.Buffer
 	if code := run(bytes.NewReader(events), &out); code != 1 {
 		t.Errorf("exit code %d, want 1", code)
@@ -218,4 +185,30 @@ func TestCrash(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", w, got)
 		}
 	}
+}
+
+// goTestJSON writes files (paths relative to a new module example.com/m)
+// into a temporary directory and returns what the real go test -json
+// prints for all its packages with the extra flags.
+func goTestJSON(t *testing.T, files map[string]string, flags ...string) []byte {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go not in PATH: %v", err)
+	}
+	dir := t.TempDir()
+	files["go.mod"] = "module example.com/m\n\ngo 1.22\n"
+	for name, body := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(goBin, append(append([]string{"test", "-json", "-count=1"}, flags...), "./...")...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
+	events, _ := cmd.Output() // a failing test makes go test exit 1
+	return events
 }
