@@ -79,7 +79,9 @@ func startProcess(t *testing.T, name, bin string, args ...string) *process {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		p.Stop(10 * time.Second)
+		// SIGKILL only after the hang guard: a demo exporter killed
+		// early leaves its directory in /tmp.
+		p.Stop(testenv.HangGuard)
 		if t.Failed() {
 			t.Logf("%s log (tail):\n%s", name, p.LogTail(8000))
 		}

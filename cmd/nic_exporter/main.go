@@ -337,10 +337,13 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 		select {
 		case <-stopped:
 		case <-time.After(wait):
+			// The demo host's directory is removed all the same: the
+			// process exits now, and a late write into it fails
+			// harmlessly instead of leaving the directory behind.
 			log.Warn("collectors did not stop within the shutdown grace; exiting without them", zap.Duration("grace", o.shutdownGrace))
-			return
 		}
-		// Only after the polls and the demo's own updater have stopped.
+		// After the polls and the demo's own updater have stopped, or
+		// the grace ran out.
 		if host != nil {
 			if err := host.Close(); err != nil {
 				log.Warn("removing the demo host directory failed", zap.Error(err))
