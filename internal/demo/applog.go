@@ -37,7 +37,7 @@ var vmaLogFaults = []logLines{
 var vmaBanner = []string{
 	"VMA INFO: ---------------------------------------------------------------------------",
 	"VMA INFO: VMA_VERSION: 9.8.84-1 Release built on Oct  1 2024 12:00:00",
-	"VMA INFO: Cmd Line: ./trader --feed 239.1.1.1",
+	"VMA INFO: Cmd Line: ./md_feed --feed 239.1.1.1",
 	"VMA INFO: Current Time: Thu Nov 21 00:00:00 2024",
 	"VMA INFO: Pid: 4242",
 	"VMA INFO: ---------------------------------------------------------------------------",
@@ -52,7 +52,7 @@ func (h *Host) VMALogGlob() string { return filepath.Join(h.dir, "log", "vma", "
 // it hands out.
 func (h *Host) Dir() string { return h.dir }
 
-func (h *Host) vmaLogPath() string { return filepath.Join(h.dir, "log", "vma", "trader-4242.log") }
+func (h *Host) vmaLogPath() string { return filepath.Join(h.dir, "log", "vma", "md_feed-4242.log") }
 
 func (h *Host) updateApplog() error {
 	path := h.vmaLogPath()

@@ -176,8 +176,8 @@ func TestDemoApplog(t *testing.T) {
 	}
 	out := b.Snapshot().String()
 	for _, w := range []string{
-		`nic_app_log_events_total{file="/log/vma/trader-4242.log",event="vma_rx_buffers_exhausted"} 5`,
-		`nic_app_log_events_total{file="/log/vma/trader-4242.log",event="vma_daemon_unreachable"} 1`,
+		`nic_app_log_events_total{file="/log/vma/md_feed-4242.log",event="vma_rx_buffers_exhausted"} 5`,
+		`nic_app_log_events_total{file="/log/vma/md_feed-4242.log",event="vma_daemon_unreachable"} 1`,
 	} {
 		if !strings.Contains(out, w+"\n") {
 			t.Errorf("missing %s in:\n%s", w, out)
