@@ -246,6 +246,7 @@ func TestHelmOptIns(t *testing.T) {
 	}{
 		{"vma.enabled=true", wantVMA},
 		{"kernelLog.enabled=true", wantKernelLog},
+		{"kernelLog.enabled=true,kernelLog.access=privileged", wantKernelLogPrivileged},
 		{"devlinkCapture.enabled=true", wantDevlinkCapture},
 		{"webConfig.enabled=true", wantTLS},
 		{"transceivers.enabled=true", wantTransceivers},
@@ -270,6 +271,8 @@ func TestHelmOptIns(t *testing.T) {
 		components []string
 	}{
 		{[]string{"transceivers.enabled=true"}, []string{transceiversComponent}},
+		{[]string{"kernelLog.enabled=true"}, []string{kernelLogComponent}},
+		{[]string{"kernelLog.enabled=true", "kernelLog.access=privileged"}, []string{kernelLogPrivilegedComponent}},
 		{[]string{"transceivers.enabled=true", "devlinkCapture.enabled=true"}, []string{devlinkCaptureComponent, transceiversComponent}},
 	} {
 		h := privilegesOf(t, helmTemplate(t, tc.set...).daemonSet)
@@ -373,6 +376,9 @@ func TestHelmValues(t *testing.T) {
 		{"collectors.vma.flags.stats-dir=/tmp"},
 		{"collectors.netdev.enabeld=false"},
 		{"kernellog.enabled=true"},
+		{"kernelLog.enabled=true", "kernelLog.access=hostpath"},
+		{"kernelLog.enabled=true", "kernelLog.deviceResource="},
+		{"kernelLog.enabled=true", "kernelLog.deviceResource=kmsg"},
 		{"webConfig.enabled=true", "webConfig.basicAuth=true", "serviceMonitor.enabled=true"},
 	} {
 		args := []string{"template", "nic-exporter", helmChart}

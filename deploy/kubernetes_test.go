@@ -27,8 +27,11 @@ var update = flag.Bool("update", false, "regenerate kubernetes/prometheusrule.ya
 const (
 	kustomizeBase      = "kubernetes"
 	kernelLogComponent = "kubernetes/components/kernel-log"
-	vmaComponent       = "kubernetes/components/vma"
-	tlsComponent       = "kubernetes/components/tls"
+	// kernelLogPrivilegedComponent is the kernel-log fallback for
+	// clusters without a device plugin for /dev/kmsg.
+	kernelLogPrivilegedComponent = "kubernetes/components/kernel-log-privileged"
+	vmaComponent                 = "kubernetes/components/vma"
+	tlsComponent                 = "kubernetes/components/tls"
 	// devlinkCaptureComponent adds the evidence capture directory.
 	devlinkCaptureComponent = "kubernetes/components/devlink-capture"
 	detailComponent         = "kubernetes/components/detail-scrape"
@@ -336,6 +339,7 @@ func TestKustomizeComponents(t *testing.T) {
 	}{
 		{[]string{vmaComponent}, wantVMA},
 		{[]string{kernelLogComponent}, wantKernelLog},
+		{[]string{kernelLogPrivilegedComponent}, wantKernelLogPrivileged},
 		{[]string{devlinkCaptureComponent}, wantDevlinkCapture},
 		{[]string{tlsComponent}, wantTLS},
 		{[]string{detailComponent}, func(*privileges) {}},

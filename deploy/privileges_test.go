@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -35,6 +36,9 @@ type privileges struct {
 	HostPaths map[string]string
 	// Secrets are the names of the Secrets mounted, sorted.
 	Secrets []string
+	// Devices maps each extended resource the container asks for (a
+	// device a device plugin hands out) to its limit.
+	Devices map[string]string
 	// Args are the exporter's arguments, sorted.
 	Args []string
 }
@@ -43,6 +47,7 @@ type privileges struct {
 func (p privileges) clone() privileges {
 	p.Capabilities = slices.Clone(p.Capabilities)
 	p.HostPaths = maps.Clone(p.HostPaths)
+	p.Devices = maps.Clone(p.Devices)
 	p.Secrets = slices.Clone(p.Secrets)
 	p.Args = slices.Clone(p.Args)
 	return p
@@ -93,7 +98,19 @@ func privilegesOf(t *testing.T, ds *appsv1.DaemonSet) privileges {
 		HostIPC:                  spec.HostIPC,
 		Capabilities:             capabilities(c),
 		HostPaths:                map[string]string{},
+		Devices:                  map[string]string{},
 		Args:                     slices.Sorted(slices.Values(c.Args)),
+	}
+	for name, q := range c.Resources.Limits {
+		switch {
+		case name == corev1.ResourceCPU, name == corev1.ResourceMemory, name == corev1.ResourceEphemeralStorage,
+			strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix):
+		default:
+			p.Devices[string(name)] = q.String()
+			if r, ok := c.Resources.Requests[name]; ok && r.Cmp(q) != 0 {
+				t.Errorf("extended resource %s: request %s differs from limit %s", name, r.String(), q.String())
+			}
+		}
 	}
 	if spec.SecurityContext != nil && spec.SecurityContext.SeccompProfile != nil {
 		p.Seccomp = string(spec.SecurityContext.SeccompProfile.Type)
@@ -139,6 +156,7 @@ var leastPrivilege = privileges{
 	Seccomp:                string(corev1.SeccompProfileTypeRuntimeDefault),
 	HostNetwork:            true,
 	HostPaths:              map[string]string{"/sys": "ro /host/sys"},
+	Devices:                map[string]string{},
 }
 
 // checkLeastPrivilege fails the test unless ds has the default
@@ -169,10 +187,24 @@ func wantVMA(p *privileges) {
 	p.addArgs("--collector.vma.stats-dir=/host/tmp", "--collector.applog.files=/host/var/log/vma/*.log")
 }
 
-// wantKernelLog is the kernel-log component: /dev/kmsg in a privileged
-// root container (the device cgroup), CAP_SYSLOG named, and the state
-// directory read-write for the kernel log counters' state file.
+// wantKernelLog is the kernel-log component: /dev/kmsg from a device
+// plugin (one unit of squat.ai/kmsg), root with CAP_SYSLOG only, not
+// privileged, and the state directory read-write for the kernel log
+// counters' state file. internal/captest measures in the qemu guest that
+// this is enough under an unprivileged pod's device policy.
 func wantKernelLog(p *privileges) {
+	p.asRoot()
+	p.addCapabilities("SYSLOG")
+	p.Devices["squat.ai/kmsg"] = "1"
+	p.HostPaths["/var/lib/nic_exporter"] = "rw /var/lib/nic_exporter"
+	p.addArgs("--collector.kmsg.state-file=/var/lib/nic_exporter/kmsg.state")
+}
+
+// wantKernelLogPrivileged is the kernel-log-privileged component, the
+// fallback without a device plugin: /dev/kmsg from a hostPath in a
+// privileged root container (the device cgroup), CAP_SYSLOG named, and
+// the same state directory.
+func wantKernelLogPrivileged(p *privileges) {
 	p.asRoot()
 	p.Privileged = true
 	p.AllowPrivilegeEscalation = true

@@ -309,7 +309,9 @@ func (k *Collector) open() (Device, error) {
 		k.openErr = fmt.Errorf("kernel log: %w: %v", collector.ErrNoSource, err)
 		return nil, k.openErr
 	case errors.Is(err, fs.ErrPermission):
-		k.openErr = fmt.Errorf("reading the kernel log needs CAP_SYSLOG (or root); counting kernel log events is off: %w", err)
+		// Both the printk permission check and, in a container, the
+		// device cgroup refuse with EPERM; name both.
+		k.openErr = fmt.Errorf("reading the kernel log needs CAP_SYSLOG (or root) and, in a container, /dev/kmsg allowed in its device cgroup (Kubernetes: a device plugin); counting kernel log events is off: %w", err)
 		return nil, k.openErr
 	case errors.Is(err, ErrNotKmsg), errors.Is(err, safefile.ErrNotCharDevice):
 		// Reopening cannot make it the kernel log.

@@ -139,7 +139,7 @@ func capabilityChecks(t *testing.T) {
 			if err := os.Chmod(captures, 0o777); err != nil {
 				t.Fatal(err)
 			}
-			got := runExporter(t, tc.caps, 21200+i, vmaPid, captures,
+			got := runExporter(t, tc.caps, -1, 21200+i, vmaPid, captures,
 				"--collector.vma.stats-dir=/tmp",
 				"--collector.applog.files=/var/log/vma/*.log",
 				"--collector.devlink.capture-dir="+captures)
@@ -155,10 +155,46 @@ func capabilityChecks(t *testing.T) {
 		{"netns-SYS_ADMIN", []uintptr{unix.CAP_SYS_ADMIN}, []string{factNetns}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := runExporter(t, tc.caps, 21220+i, vmaPid, "",
+			got := runExporter(t, tc.caps, -1, 21220+i, vmaPid, "",
 				"--collector.ethtool.netns=/run/netns/capns",
 				"--no-collector.netdev", "--no-collector.infiniband", "--no-collector.devlink",
 				"--no-collector.kmsg", "--no-collector.vma", "--no-collector.applog")
+			checkFacts(t, tc.want, got)
+		})
+	}
+	podKernelLogChecks(t, vmaPid)
+}
+
+// podKernelLogChecks measures what the kernel-log opt-in of the
+// Kubernetes manifests needs without privileged: the exporter runs under
+// the device policy of an unprivileged pod (the runtime's default devices
+// only, or those plus /dev/kmsg as a device plugin adds it), with or
+// without CAP_SYSLOG, with kernel.dmesg_restrict=1 as setUpGuest left it.
+// The container's uid does not matter for the open: /dev/kmsg is mode
+// 0644, and the pod runs as uid 0 only because Kubernetes gives a
+// non-root container no effective capability.
+func podKernelLogChecks(t *testing.T, vmaPid int) {
+	withKmsg := append(slices.Clone(runtimeDefaultDevices), kmsgDevice)
+	for i, tc := range []struct {
+		name    string
+		devices []deviceRule
+		caps    []uintptr
+		want    []string
+	}{
+		// A hostPath mount of /dev/kmsg in an unprivileged pod: the
+		// device cgroup refuses the open, CAP_SYSLOG or not.
+		{"pod-hostpath-SYSLOG", runtimeDefaultDevices, []uintptr{unix.CAP_SYSLOG}, nil},
+		// The shipped opt-in: the device from a device plugin and
+		// CAP_SYSLOG, nothing else.
+		{"pod-device-SYSLOG", withKmsg, []uintptr{unix.CAP_SYSLOG}, []string{factKmsg}},
+		// The device without CAP_SYSLOG: dmesg_restrict refuses.
+		{"pod-device-none", withKmsg, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cg := deviceCgroup(t, "captest-"+tc.name, tc.devices)
+			got := runExporter(t, tc.caps, cg, 21240+i, vmaPid, "",
+				"--no-collector.netdev", "--no-collector.ethtool", "--no-collector.infiniband",
+				"--no-collector.devlink", "--no-collector.vma", "--no-collector.applog", "--no-collector.phy")
 			checkFacts(t, tc.want, got)
 		})
 	}
@@ -284,16 +320,21 @@ func (b *lockedBuffer) String() string {
 }
 
 // runExporter runs nic_exporter as uid and gid 65534 with exactly caps as
-// its permitted, effective and ambient capabilities, waits until every
+// its permitted, effective and ambient capabilities, in the cgroup whose
+// directory cgroupFD is (none when it is negative), waits until every
 // enabled collector has reported and any capture is written, and returns
 // the facts its scrape and capture directory show.
-func runExporter(t *testing.T, caps []uintptr, port, vmaPid int, captures string, args ...string) []string {
+func runExporter(t *testing.T, caps []uintptr, cgroupFD, port, vmaPid int, captures string, args ...string) []string {
 	t.Helper()
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.Command(exporterPath, append([]string{"--web.listen-address=" + addr}, args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Credential:  &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}},
 		AmbientCaps: caps,
+	}
+	if cgroupFD >= 0 {
+		cmd.SysProcAttr.UseCgroupFD = true
+		cmd.SysProcAttr.CgroupFD = cgroupFD
 	}
 	var stderr lockedBuffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr

@@ -48,6 +48,26 @@ ambient capabilities). */}}
 {{- if or .Values.vma.enabled .Values.kernelLog.enabled .Values.devlinkCapture.enabled .Values.transceivers.enabled -}}true{{- end -}}
 {{- end -}}
 
+{{/* Whether the container is privileged: only the kernel-log opt-in
+with access=privileged makes it so. */}}
+{{- define "nic-exporter.privileged" -}}
+{{- and .Values.kernelLog.enabled (eq .Values.kernelLog.access "privileged") -}}
+{{- end -}}
+
+{{/* The container's resources: the values', plus one unit of the kernel
+log device's extended resource with kernelLog.access=device (a limit
+alone: Kubernetes sets the request of an extended resource to its
+limit). */}}
+{{- define "nic-exporter.resources" -}}
+{{- $r := deepCopy .Values.resources -}}
+{{- if and .Values.kernelLog.enabled (eq .Values.kernelLog.access "device") -}}
+{{- $limits := default (dict) $r.limits -}}
+{{- $_ := set $limits .Values.kernelLog.deviceResource "1" -}}
+{{- $_ := set $r "limits" $limits -}}
+{{- end -}}
+{{- toYaml $r -}}
+{{- end -}}
+
 {{/* The capabilities the opt-ins add, as a YAML list, each once:
 devlinkCapture and transceivers both need NET_ADMIN. */}}
 {{- define "nic-exporter.capabilities" -}}
@@ -99,6 +119,12 @@ devlinkCapture and transceivers both need NET_ADMIN. */}}
 {{- end -}}
 {{- if and .Values.kernelLog.enabled (not .Values.collectors.kmsg.enabled) -}}
 {{- fail "kernelLog.enabled needs collectors.kmsg.enabled: it grants the kmsg collector's privileges" -}}
+{{- end -}}
+{{- if not (has .Values.kernelLog.access (list "device" "privileged")) -}}
+{{- fail (printf "kernelLog.access is %q: want device (a device plugin hands out /dev/kmsg) or privileged" .Values.kernelLog.access) -}}
+{{- end -}}
+{{- if and (eq .Values.kernelLog.access "device") (not .Values.kernelLog.deviceResource) -}}
+{{- fail "kernelLog.access=device needs kernelLog.deviceResource: the extended resource a device plugin advertises for /dev/kmsg" -}}
 {{- end -}}
 {{- if and .Values.devlinkCapture.enabled (not .Values.collectors.devlink.enabled) -}}
 {{- fail "devlinkCapture.enabled needs collectors.devlink.enabled" -}}
