@@ -74,6 +74,17 @@ func (p *Poll) Add(d *exposition.Desc, value float64, labelValues ...string) {
 	p.b.Add(d, value, labelValues...)
 }
 
+// AddDeferred adds series detail samples that render writes later, on
+// the first /metrics/detail scrape of this poll's snapshot (see
+// exposition.Builder.AddDeferred): a poll keeps what render needs instead
+// of rendering per-queue or per-socket text that is rarely asked for.
+// render must add exactly series samples of detail families, without I/O,
+// from data that nothing changes after the poll; it gets a Poll of its
+// own, which reports no source errors.
+func (p *Poll) AddDeferred(series int, render func(p *Poll)) {
+	p.b.AddDeferred(series, func(b *exposition.Builder) { render(NewPoll(b, nil)) })
+}
+
 // SetDevices records how many devices or files the poll found.
 func (p *Poll) SetDevices(n int) { p.b.SetDevices(n) }
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -149,9 +150,14 @@ type ethIface struct {
 	sums  map[string]*sumGroup // QueueSum: by family name
 }
 
-// ethPlan maps a statistic table to series.
+// ethPlan maps a statistic table to series. A plan is never changed
+// after replan made it: the deferred detail render of a snapshot reads
+// its detail series after later polls ran.
 type ethPlan struct {
-	series  []ethSeries
+	series []ethSeries
+	// detail are the series of detail families (each queue's own counter
+	// in QueueSum mode), rendered only when a detail scrape asks.
+	detail  []ethSeries
 	groups  []*sumGroup
 	skipped [4]int // by skipReasons
 }
@@ -392,7 +398,7 @@ func (e *Collector) replan(st *ethIface, names []string) {
 				plan.skipped[reason]++
 			} else if pqKey := pq.Name() + "\xff" + n.index; !used[pqKey] {
 				used[pqKey] = true
-				plan.series = append(plan.series, ethSeries{idx: i, desc: pq, labels: []string{st.name, n.index}})
+				plan.detail = append(plan.detail, ethSeries{idx: i, desc: pq, labels: []string{st.name, n.index}})
 			}
 			if used[desc.Name()+"\xff"] {
 				// A device statistic already has the sum's name.
@@ -518,11 +524,22 @@ func equalStrings(a, b []string) bool {
 	return true
 }
 
-// emitStats adds the statistics of one interface to b.
+// emitStats adds the statistics of one interface to b. The detail
+// series are deferred: the poll copies the values (8 bytes a statistic)
+// and the text is rendered only if a detail scrape asks for this poll's
+// snapshot, which in the default setup never happens.
 func (e *Collector) emitStats(p *collector.Poll, st *ethIface) {
 	plan := st.plan
 	for _, s := range plan.series {
 		p.Add(s.desc, float64(st.vals[s.idx]), s.labels...)
+	}
+	if len(plan.detail) > 0 {
+		vals := slices.Clone(st.vals) // the next poll reads into st.vals
+		p.AddDeferred(len(plan.detail), func(p *collector.Poll) {
+			for _, s := range plan.detail {
+				p.Add(s.desc, float64(vals[s.idx]), s.labels...)
+			}
+		})
 	}
 	for _, g := range plan.groups {
 		p.Add(g.desc, float64(g.sum(st.vals)), g.device)

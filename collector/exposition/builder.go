@@ -25,6 +25,10 @@ type Builder struct {
 	// shared is set when a Snapshot refers to the family buffers, which
 	// must then never be written again below their length.
 	shared bool
+	// deferred are the detail renders of this poll (AddDeferred), and
+	// deferredSeries the number of samples they declared.
+	deferred       []func(*Builder)
+	deferredSeries int
 }
 
 type family struct {
@@ -52,6 +56,24 @@ func (b *Builder) Reset() {
 	}
 	b.series, b.invalid, b.devices = 0, 0, 0
 	b.shared = false
+	// The last snapshot keeps the old slice; start a new one.
+	b.deferred, b.deferredSeries = nil, 0
+}
+
+// AddDeferred adds series detail samples that render adds to a Builder of
+// its own later: when the snapshot's detail part is first written, which
+// is on the first /metrics/detail scrape after the poll, or never. A poll
+// then pays for keeping what render needs (for example a copy of the
+// values it read), not for rendering text nobody may ask for. render must
+// add exactly series samples, all of detail families, must not do I/O,
+// and must only read data that nothing changes after the poll: it may run
+// at any time after Snapshot, in another goroutine, at most once.
+func (b *Builder) AddDeferred(series int, render func(*Builder)) {
+	if series <= 0 {
+		return
+	}
+	b.deferred = append(b.deferred, render)
+	b.deferredSeries += series
 }
 
 // Add appends one sample of family d. A sample whose label values do not
@@ -108,6 +130,13 @@ func (b *Builder) Snapshot() *Snapshot {
 		part.textSize += len(f.desc.textHead) + len(f.body)
 		part.omSize += len(f.desc.omHead) + len(f.body)
 	}
+	if len(b.deferred) > 0 {
+		if s.detail == nil {
+			s.detail = &Snapshot{devices: b.devices}
+		}
+		s.detail.pending = b.deferred[:len(b.deferred):len(b.deferred)]
+		s.detail.series += b.deferredSeries
+	}
 	b.shared = true
 	return s
 }
@@ -129,6 +158,12 @@ type Snapshot struct {
 	deflated [2]atomic.Pointer[Segment] // by Format, computed on first use
 	// deflateOnce makes concurrent first uses share one compression.
 	deflateOnce [2]sync.Once
+	// pending are the deferred renders of a detail part (see
+	// Builder.AddDeferred), fixed when the snapshot is made; renderOnce
+	// runs them on the first use of the part's bytes and merges their
+	// families into fams. series already counts their samples.
+	pending    []func(*Builder)
+	renderOnce sync.Once
 }
 
 type snapFamily struct {
@@ -156,8 +191,47 @@ func (s *Snapshot) Detail() *Snapshot {
 // Devices returns the number of devices or files the poll found.
 func (s *Snapshot) Devices() int { return s.devices }
 
+// materialize runs the deferred renders of a detail part once and merges
+// their families into it; every method that reads the families calls it
+// first. Concurrent first calls wait for the one render. A snapshot
+// without deferred renders returns at once.
+func (s *Snapshot) materialize() {
+	if len(s.pending) == 0 {
+		return
+	}
+	s.renderOnce.Do(func() {
+		b := NewBuilder()
+		for _, render := range s.pending {
+			render(b)
+		}
+		at := make(map[*Desc]int, len(s.fams))
+		for i, f := range s.fams {
+			at[f.desc] = i
+		}
+		for _, f := range b.fams {
+			if f.n == 0 {
+				continue
+			}
+			if i, ok := at[f.desc]; ok {
+				// The poll added samples of this family directly too:
+				// one family, one header.
+				old := s.fams[i]
+				body := make([]byte, 0, len(old.body)+len(f.body))
+				s.fams[i] = snapFamily{desc: f.desc, body: append(append(body, old.body...), f.body...), n: old.n + f.n}
+			} else {
+				s.fams = append(s.fams, snapFamily{desc: f.desc, body: f.body, n: f.n})
+				s.textSize += len(f.desc.textHead)
+				s.omSize += len(f.desc.omHead)
+			}
+			s.textSize += len(f.body)
+			s.omSize += len(f.body)
+		}
+	})
+}
+
 // Families returns the names of the metric families in the snapshot.
 func (s *Snapshot) Families() []string {
+	s.materialize()
 	out := make([]string, len(s.fams))
 	for i, f := range s.fams {
 		out[i] = f.desc.name
@@ -178,6 +252,7 @@ const (
 
 // Size returns the number of bytes WriteTo writes in format f.
 func (s *Snapshot) Size(f Format) int {
+	s.materialize()
 	if f == OpenMetrics {
 		return s.omSize
 	}
@@ -186,6 +261,7 @@ func (s *Snapshot) Size(f Format) int {
 
 // AppendTo appends the snapshot in format f to dst.
 func (s *Snapshot) AppendTo(dst []byte, f Format) []byte {
+	s.materialize()
 	for _, fam := range s.fams {
 		if f == OpenMetrics {
 			dst = append(dst, fam.desc.omHead...)
@@ -199,6 +275,7 @@ func (s *Snapshot) AppendTo(dst []byte, f Format) []byte {
 
 // WriteTo writes the snapshot in format f to w.
 func (s *Snapshot) WriteTo(w io.Writer, f Format) (int64, error) {
+	s.materialize()
 	var n int64
 	for _, fam := range s.fams {
 		head := fam.desc.textHead
@@ -231,6 +308,7 @@ func (s *Snapshot) String() string {
 // FamilySeries returns the number of samples of each family in the
 // snapshot's part, by family name.
 func (s *Snapshot) FamilySeries() map[string]int {
+	s.materialize()
 	out := make(map[string]int, len(s.fams))
 	for _, f := range s.fams {
 		out[f.desc.name] = f.n
