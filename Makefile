@@ -12,7 +12,7 @@ LDFLAGS   := -s -w \
 # dependencies stay out of the exporter's module graph.
 STATICCHECK := $(GO) tool -modfile=$(CURDIR)/tools/go.mod staticcheck
 
-.PHONY: all build test unit soak race cross-build lint fmt-check vet staticcheck tidy-check bench bench-compare bench-fleet bench-demo demo demo-stack mixin
+.PHONY: all build test unit soak race cross-build lint fmt-check vet staticcheck tidy-check bench bench-compare bench-fleet bench-demo bench-idle demo demo-stack mixin
 
 all: lint build test
 
@@ -138,6 +138,14 @@ bench-fleet:
 # of make test.
 bench-demo:
 	bench/demo.sh
+
+# bench-idle measures the idle cost (background polls, no scrape) of the
+# revisions in REVS on the large host of bench-compare, in one sitting:
+# make bench-idle REVS="v0.1.0 HEAD". It needs root and is not part of
+# make test.
+REVS ?= HEAD
+bench-idle:
+	bench/idle.sh $(REVS)
 
 # ---- Releases (tools/release: its own module, see its go.mod) ----------
 # release writes the release artifacts into dist/: reproducible

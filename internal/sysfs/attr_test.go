@@ -57,3 +57,68 @@ func TestDirFSListsOnlyDirectories(t *testing.T) {
 		t.Errorf("fs.ReadDir(DirFS, FIFO) = %v, want ENOTDIR", err)
 	}
 }
+
+// TestReadFSAttrDirFSAgreesWithFS reads the same attributes through
+// DirFS, whose reads use the system calls directly, and through a plain
+// os.DirFS, which ReadFSAttr reads with Open and ReadFull: values and
+// error classes agree. A directory is refused as not regular by DirFS
+// and fails its read through the other.
+func TestReadFSAttrDirFSAgreesWithFS(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"mtu":      "1500\n",
+		"empty":    "",
+		"spaces":   "  up \n\n",
+		"long":     string(make([]byte, 5000)),
+		"counters": "",
+	} {
+		if name == "counters" {
+			if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fast, plain := DirFS(dir), os.DirFS(dir)
+	tests := []struct {
+		name     string
+		want     string
+		wantErr  func(error) bool
+		plainErr func(error) bool
+	}{
+		{name: "mtu", want: "1500"},
+		{name: "empty", want: ""},
+		{name: "spaces", want: "up"},
+		{name: "missing", wantErr: IsNotExist, plainErr: IsNotExist},
+		{name: "../mtu", wantErr: func(err error) bool { return errors.Is(err, fs.ErrInvalid) }, plainErr: func(err error) bool { return err != nil }},
+		{name: "counters", wantErr: func(err error) bool { return errors.Is(err, safefile.ErrNotRegular) }, plainErr: func(err error) bool { return err != nil }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			buf := make([]byte, 4096)
+			got, err := ReadFSAttr(fast, tt.name, buf)
+			pgot, perr := ReadFSAttr(plain, tt.name, make([]byte, 4096))
+			if tt.wantErr != nil {
+				if !tt.wantErr(err) {
+					t.Errorf("DirFS: %q, %v; want the error class", got, err)
+				}
+				if !tt.plainErr(perr) {
+					t.Errorf("os.DirFS: %q, %v; want an error", pgot, perr)
+				}
+				return
+			}
+			if err != nil || perr != nil || got != tt.want || pgot != tt.want {
+				t.Errorf("DirFS %q, %v; os.DirFS %q, %v; want %q", got, err, pgot, perr, tt.want)
+			}
+		})
+	}
+	// A value longer than the buffer is cut at the buffer by both.
+	got, err := ReadFSAttr(fast, "long", make([]byte, 4096))
+	pgot, perr := ReadFSAttr(plain, "long", make([]byte, 4096))
+	if err != nil || perr != nil || len(got) != 4096 || got != pgot {
+		t.Errorf("long attribute: DirFS %d bytes, %v; os.DirFS %d bytes, %v; want 4096 each", len(got), err, len(pgot), perr)
+	}
+}
