@@ -100,7 +100,7 @@ if [ "${PROFILE:-0}" = 1 ]; then
 		echo
 		echo '```'
 		perf report -q -i "$WORK/perf-$i.data" --children --sort symbol -g none --percent-limit 2 2>/dev/null |
-			grep -E 'nic_exporter/|gcBgMarkWorker|mallocgc|bgsweep|scavenge' | sed -E 's/ +$//' | head -25
+			grep -E 'nic_exporter/|gcBgMarkWorker|mallocgc|bgsweep|scavenge' | sed -E 's/ +$//' | sed -n 1,25p
 		echo '```'
 	done
 fi
