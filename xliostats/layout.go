@@ -120,6 +120,9 @@ type blockKind struct {
 	enabled int
 	fields  []field
 	index   map[string]int // name -> position in fields
+	// members are all members of the block, scalar or not, by FieldName
+	// (b_enabled and enabled included): for encoders, see Layout.Member.
+	members map[string]field
 }
 
 // Layout is the decoded form of one offset table: one libxlio header
@@ -155,6 +158,55 @@ func (l *Layout) ReaderCounterOffset() int { return l.header["reader_counter"].o
 
 // MaxSocketsOffset returns the offset of max_skt_inst_num.
 func (l *Layout) MaxSocketsOffset() int { return l.header["max_skt_inst_num"].off }
+
+// HasSocketField reports whether the socket block of this layout has the
+// scalar member name (see FieldName).
+func (l *Layout) HasSocketField(name string) bool {
+	_, ok := l.socket.index[name]
+	return ok
+}
+
+// Member returns the offset in the file and the size of one member of
+// element index of a block array, for encoders such as xliostatstest.
+// array is the member path of the array in sh_mem_t ("cq_inst_arr",
+// "ring_inst_arr", "bpool_inst_arr", "global_inst_arr",
+// "ent_ctx_inst_arr", "iomux.poll", "iomux.select", "iomux.epoll",
+// "mc_info.mc_grp_tbl", "skt_inst_arr"), or "" for a header field by its
+// path ("reader_counter", "ver_info.xlio_lib_maj", "max_skt_inst_num");
+// name is as FieldName gives it, or "b_enabled"/"enabled".
+func (l *Layout) Member(array string, index int, name string) (off, size int, ok bool) {
+	if array == "" {
+		f, ok := l.header[name]
+		return f.off, f.size, ok
+	}
+	k := map[string]*blockKind{
+		"cq_inst_arr": &l.cq, "ring_inst_arr": &l.ring, "bpool_inst_arr": &l.bpool, "global_inst_arr": &l.global,
+		"ent_ctx_inst_arr": &l.entCtx, "iomux.poll": &l.poll, "iomux.select": &l.sel, "iomux.epoll": &l.epoll,
+		"mc_info.mc_grp_tbl": &l.mc, "skt_inst_arr": &l.socket,
+	}[array]
+	if k == nil || k.base < 0 || index < 0 || (index >= k.count && array != "skt_inst_arr") {
+		return 0, 0, false
+	}
+	f, ok := k.members[name]
+	if !ok {
+		return 0, 0, false
+	}
+	return k.base + index*k.stride + f.off, f.size, true
+}
+
+// LookupLayout returns the offset table of a known protocol string in
+// one build variant.
+func LookupLayout(md5 string, utls bool) (*Layout, Version, bool) {
+	v, ok := LookupVersion(md5)
+	if !ok || v.Layout == "" {
+		return nil, Version{}, false
+	}
+	pair := layouts[v.Layout]
+	if utls {
+		return pair[1], v, true
+	}
+	return pair[0], v, true
+}
 
 // FileSize returns the size of a file with n socket slots.
 func (l *Layout) FileSize(n int) int64 { return int64(l.Size) + int64(n)*int64(l.SocketStride) }
@@ -194,7 +246,7 @@ func FieldName(member string) string {
 }
 
 func compileBlock(secs map[string]*section, r row) (blockKind, error) {
-	k := blockKind{base: r.off, count: r.count, stride: r.stride, enabled: -1, index: map[string]int{}}
+	k := blockKind{base: r.off, count: r.count, stride: r.stride, enabled: -1, index: map[string]int{}, members: map[string]field{}}
 	el := secs[r.elem]
 	if el == nil {
 		return k, fmt.Errorf("%s: no table for %s", r.name, r.elem)
@@ -205,6 +257,9 @@ func compileBlock(secs map[string]*section, r row) (blockKind, error) {
 	for _, m := range el.rows {
 		if m.off+m.size > el.size {
 			return k, fmt.Errorf("%s.%s: beyond the block", r.elem, m.name)
+		}
+		if _, dup := k.members[FieldName(m.name)]; !dup {
+			k.members[FieldName(m.name)] = field{name: m.name, off: m.off, size: m.size}
 		}
 		if m.name == "b_enabled" || m.name == "enabled" {
 			k.enabled = m.off
@@ -250,8 +305,8 @@ func compileLayout(name string, utls bool, secs map[string]*section) (*Layout, e
 	for _, b := range blocks {
 		b.base, b.enabled = -1, -1
 	}
-	l.poll = blockKind{base: -1, enabled: -1, index: map[string]int{}}
-	l.sel = blockKind{base: -1, enabled: -1, index: map[string]int{}}
+	l.poll = blockKind{base: -1, enabled: -1, index: map[string]int{}, members: map[string]field{}}
+	l.sel = blockKind{base: -1, enabled: -1, index: map[string]int{}, members: map[string]field{}}
 	for _, r := range top.rows {
 		if r.off+r.size > top.size {
 			return nil, fmt.Errorf("%s: beyond sh_mem_t", r.name)
@@ -279,6 +334,7 @@ func compileLayout(name string, utls bool, secs map[string]*section) (*Layout, e
 			}
 			b.index[n] = len(b.fields)
 			b.fields = append(b.fields, field{name: n, off: r.off - b.base, size: r.size, signed: signedType(r.typ)})
+			b.members[n] = b.fields[len(b.fields)-1]
 			b.stride = max(b.stride, r.off-b.base+r.size)
 		case r.name == "stats_protocol_ver":
 			if r.size != protocolLen {

@@ -141,6 +141,19 @@ func (v Values) Float(name string) (float64, bool) {
 	return float64(v.raw[i]), true
 }
 
+// Size returns the member's size in bytes (1, 2, 4 or 8), 0 if the
+// layout does not have it. A counter of 4 bytes wraps at 2^32.
+func (v Values) Size(name string) int {
+	if v.kind == nil {
+		return 0
+	}
+	i, ok := v.kind.index[name]
+	if !ok {
+		return 0
+	}
+	return v.kind.fields[i].size
+}
+
 // Names returns the member names in file order.
 func (v Values) Names() []string {
 	if v.kind == nil {

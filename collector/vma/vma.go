@@ -1,6 +1,8 @@
-// Package vma is the vma collector: per-process statistics of applications
-// accelerated by NVIDIA VMA, read safely from libvma's vmastat.<pid>
-// shared-memory files.
+// Package vma holds the vma and xlio collectors: per-process statistics
+// of applications accelerated by NVIDIA VMA and by its successor XLIO,
+// read safely from libvma's vmastat.<pid> and libxlio's xliostat.<pid>
+// shared-memory files. The two collectors share the file loop (files.go)
+// and the metric model; they differ in the decoder and the prefix.
 package vma
 
 import (
