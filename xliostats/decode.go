@@ -36,9 +36,10 @@ func (l *Layout) get(b []byte, name string) uint64 { return readField(b, l.heade
 // reads nothing of a file outside them.
 var MinSize, MaxSize = func() (int64, int64) {
 	lo, hi := int64(1)<<62, int64(0)
-	for _, pair := range layouts {
+	for _, pair := range summaries {
 		for _, l := range pair {
-			lo, hi = min(lo, l.FileSize(0)), max(hi, l.FileSize(MaxSockets))
+			lo = min(lo, int64(l.size))
+			hi = max(hi, int64(l.size)+MaxSockets*int64(l.socketStride))
 		}
 	}
 	return lo, hi
@@ -90,9 +91,12 @@ func Identify(b []byte) (Header, error) {
 		if v.Layout == "" {
 			return Header{}, fmt.Errorf("%w: protocol %s (libxlio %s) is known, but its layout was never extracted", ErrUnsupported, md5, v.Releases)
 		}
-		pair := layouts[v.Layout]
-		if pair[0].ProtocolOffset() != off {
+		if summaries[v.Layout][0].protocolOff != off {
 			continue // a known md5, but not where its own table keeps it
+		}
+		pair, err := layoutPair(v.Layout)
+		if err != nil {
+			return Header{}, fmt.Errorf("%w: %v", ErrUnsupported, err)
 		}
 		return identifyVariant(b, v, pair)
 	}

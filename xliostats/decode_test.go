@@ -27,6 +27,7 @@ func TestIdentifyUTLSSwitch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			layouts := allLayouts(t)
 			other := layouts[h.Known.Layout][0]
 			if !h.Layout.UTLS {
 				other = layouts[h.Known.Layout][1]

@@ -25,6 +25,29 @@ var goldenTags = []struct {
 	{"3.70.2", "G2+utls"},
 }
 
+// allLayouts compiles every embedded table and checks it against the
+// summary the decoder reads before compiling.
+func allLayouts(t *testing.T) map[string][2]*Layout {
+	t.Helper()
+	if summariesErr != nil {
+		t.Fatal(summariesErr)
+	}
+	out := map[string][2]*Layout{}
+	for name, sum := range summaries {
+		pair, err := layoutPair(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range pair {
+			if got := (layoutSummary{l.Size, l.ProtocolOffset(), l.SocketStride}); got != sum[i] {
+				t.Errorf("%s: compiled %+v, summary %+v", name, got, sum[i])
+			}
+		}
+		out[name] = pair
+	}
+	return out
+}
+
 func readGolden(t *testing.T, tag, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "golden", tag, name))
@@ -49,9 +72,7 @@ func parseGolden(t *testing.T, tag, name string) *Stats {
 // blob and build variant; and that the table of versions names only
 // tables that exist.
 func TestLayoutsMatchFamilies(t *testing.T) {
-	if layoutsErr != nil {
-		t.Fatal(layoutsErr)
-	}
+	layouts := allLayouts(t)
 	b, err := os.ReadFile("layouts/families.txt")
 	if err != nil {
 		t.Fatal(err)

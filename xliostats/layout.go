@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"embed"
 	"fmt"
+	"io"
 	"path"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The offset tables of every libxlio header, computed from each tag's own
@@ -201,7 +203,10 @@ func LookupLayout(md5 string, utls bool) (*Layout, Version, bool) {
 	if !ok || v.Layout == "" {
 		return nil, Version{}, false
 	}
-	pair := layouts[v.Layout]
+	pair, err := layoutPair(v.Layout)
+	if err != nil {
+		return nil, Version{}, false
+	}
 	if utls {
 		return pair[1], v, true
 	}
@@ -390,10 +395,60 @@ type socketExtra struct {
 // protocolLen is the length of stats_protocol_ver: 32 hex characters.
 const protocolLen = 32
 
-// loadLayouts parses every embedded table. It fails only if the embedded
-// data is broken, which a test checks.
-func loadLayouts() (map[string][2]*Layout, error) {
-	out := map[string][2]*Layout{}
+// layoutSummary is what the decoder needs to know of a table before it
+// compiles it: the size of sh_mem_t, the offset of the protocol string
+// and the size of a socket block.
+type layoutSummary struct {
+	size, protocolOff, socketStride int
+}
+
+// readLayout returns the text of one embedded table.
+func readLayout(name string, utls bool) (string, error) {
+	variant := "noutls"
+	if utls {
+		variant = "utls"
+	}
+	b, err := layoutFS.ReadFile(path.Join("layouts", name, "layout-"+variant+".txt"))
+	return string(b), err
+}
+
+// summarize reads the sh_mem_t table at the top of a table's text, and
+// nothing after it.
+func summarize(text string) (layoutSummary, error) {
+	var s layoutSummary
+	head, _, _ := strings.Cut(text, "\n\n")
+	for i, line := range strings.Split(head, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case i == 0:
+			if !strings.HasPrefix(line, "## sh_mem_t  (sizeof = ") {
+				return s, fmt.Errorf("first line %q", line)
+			}
+			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(line, "## sh_mem_t  (sizeof = "), ")"))
+			if err != nil {
+				return s, err
+			}
+			s.size = n
+		case len(f) >= 4 && f[len(f)-1] == "stats_protocol_ver":
+			s.protocolOff, _ = strconv.Atoi(f[0])
+		case len(f) >= 4 && f[len(f)-1] == "skt_inst_arr":
+			if m := arrayType.FindStringSubmatch(strings.Join(f[2:len(f)-1], " ")); m != nil {
+				s.socketStride, _ = strconv.Atoi(m[3])
+			}
+		}
+	}
+	if s.size == 0 || s.protocolOff == 0 || s.socketStride == 0 {
+		return s, fmt.Errorf("incomplete sh_mem_t table: %+v", s)
+	}
+	return s, nil
+}
+
+// layoutIndex summarizes every embedded table, by the name of its
+// directory, UTLS off and on. Only the sh_mem_t part of each is read;
+// a table is compiled when a file of its protocol string is first met
+// (layoutPair), so an exporter that meets one release holds one table.
+func layoutIndex() (map[string][2]layoutSummary, error) {
+	out := map[string][2]layoutSummary{}
 	dirs, err := layoutFS.ReadDir("layouts")
 	if err != nil {
 		return nil, err
@@ -402,41 +457,79 @@ func loadLayouts() (map[string][2]*Layout, error) {
 		if !d.IsDir() {
 			continue
 		}
-		var pair [2]*Layout
+		var pair [2]layoutSummary
 		for i, variant := range []string{"noutls", "utls"} {
-			b, err := layoutFS.ReadFile(path.Join("layouts", d.Name(), "layout-"+variant+".txt"))
+			f, err := layoutFS.Open(path.Join("layouts", d.Name(), "layout-"+variant+".txt"))
 			if err != nil {
 				return nil, err
 			}
-			secs, err := parseTable(string(b))
+			// The sh_mem_t table, the first, is under 4 KiB in every table.
+			head, err := io.ReadAll(io.LimitReader(f, 8<<10))
+			f.Close()
 			if err != nil {
+				return nil, err
+			}
+			if pair[i], err = summarize(string(head)); err != nil {
 				return nil, fmt.Errorf("layout %s/%s: %w", d.Name(), variant, err)
 			}
-			l, err := compileLayout(d.Name(), i == 1, secs)
-			if err != nil {
-				return nil, fmt.Errorf("layout %s/%s: %w", d.Name(), variant, err)
-			}
-			pair[i] = l
 		}
 		out[d.Name()] = pair
 	}
 	return out, nil
 }
 
-// layouts holds every compiled table, by the name of its directory; nil
-// entries never occur (a test loads them all).
-var layouts, layoutsErr = loadLayouts()
+// compileLayouts parses and compiles both variants of one table.
+func compileLayouts(name string) ([2]*Layout, error) {
+	var pair [2]*Layout
+	for i, utls := range []bool{false, true} {
+		text, err := readLayout(name, utls)
+		if err != nil {
+			return pair, err
+		}
+		secs, err := parseTable(text)
+		if err != nil {
+			return pair, fmt.Errorf("layout %s (utls %v): %w", name, utls, err)
+		}
+		if pair[i], err = compileLayout(name, utls, secs); err != nil {
+			return pair, fmt.Errorf("layout %s (utls %v): %w", name, utls, err)
+		}
+	}
+	return pair, nil
+}
+
+// summaries is the index of the embedded tables; a test checks that it
+// and every table compile.
+var summaries, summariesErr = layoutIndex()
+
+// compiled holds, per table, the function that compiles it once.
+var compiled = func() map[string]func() ([2]*Layout, error) {
+	out := make(map[string]func() ([2]*Layout, error), len(summaries))
+	for name := range summaries {
+		out[name] = sync.OnceValues(func() ([2]*Layout, error) { return compileLayouts(name) })
+	}
+	return out
+}()
+
+// layoutPair returns both variants of the named table, compiling them at
+// the first call.
+func layoutPair(name string) ([2]*Layout, error) {
+	f, ok := compiled[name]
+	if !ok {
+		return [2]*Layout{}, fmt.Errorf("no layout table %s", name)
+	}
+	return f()
+}
 
 // protocolOffsets returns the distinct offsets of stats_protocol_ver over
-// all layouts, in increasing order.
+// all tables, in increasing order.
 func protocolOffsets() []int {
 	seen := map[int]bool{}
 	var out []int
-	for _, pair := range layouts {
+	for _, pair := range summaries {
 		for _, l := range pair {
-			if o := l.ProtocolOffset(); !seen[o] {
-				seen[o] = true
-				out = append(out, o)
+			if !seen[l.protocolOff] {
+				seen[l.protocolOff] = true
+				out = append(out, l.protocolOff)
 			}
 		}
 	}
