@@ -18,6 +18,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/vmastats"
 	"github.com/nic-exporter/nic_exporter/xliostats"
+	"github.com/nic-exporter/nic_exporter/xliostats/xliostatstest"
 )
 
 const xlioGoldenDir = "../../xliostats/testdata/golden"
@@ -239,5 +240,69 @@ func TestMonoCounter(t *testing.T) {
 				t.Errorf("total %d, want %d", m.total, tc.want)
 			}
 		})
+	}
+}
+
+// TestXLIOProcSocketChurn runs the per-process totals through the same
+// socket churn as for VMA, on files written through the 3.70.2 layout: a
+// 32-bit packet counter that wraps, a 64-bit byte counter, a socket that
+// closes, and slots reused by new sockets. The totals never go down and
+// keep the closed sockets' counts.
+func TestXLIOProcSocketChurn(t *testing.T) {
+	type sock struct {
+		slot  int
+		fd    uint64
+		inode uint64
+		pkts  uint64 // n_rx_packets, 32-bit
+		bytes uint64 // n_rx_bytes, 64-bit
+	}
+	steps := []struct {
+		socks               []sock
+		wantPkts, wantBytes uint64
+	}{
+		{[]sock{{0, 10, 100, 1<<32 - 10, 1 << 40}, {1, 11, 101, 7, 70}}, 1<<32 - 3, 1<<40 + 70},
+		// Socket 10's packet counter wraps; its byte counter moves on.
+		{[]sock{{0, 10, 100, 5, 1<<40 + 500}, {1, 11, 101, 9, 90}}, 1<<32 + 14, 1<<40 + 590},
+		// Socket 11 closes: its counts stay in the totals.
+		{[]sock{{0, 10, 100, 6, 1<<40 + 600}}, 1<<32 + 15, 1<<40 + 690},
+		// Slot 1 is reused by a new socket with the same fd.
+		{[]sock{{0, 10, 100, 6, 1<<40 + 600}, {1, 11, 555, 3, 30}}, 1<<32 + 18, 1<<40 + 720},
+		// Slot 0 is reused at once by a new socket with lower counters.
+		{[]sock{{0, 12, 777, 1, 10}, {1, 11, 555, 4, 40}}, 1<<32 + 20, 1<<40 + 740},
+	}
+	c, b := -1, -1
+	for i, sc := range xlioSockCounters {
+		switch sc.field {
+		case "n_rx_packets":
+			c = i
+		case "n_rx_bytes":
+			b = i
+		}
+	}
+	st := newXLIOProc()
+	var lastP, lastB uint64
+	for i, step := range steps {
+		f, err := xliostatstest.NewFile("8acf4c5e11413c1da2c7f27b2ec26476", true, [4]uint16{3, 70, 2, 0}, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range step.socks {
+			if err := f.Enable("skt_inst_arr", k.slot); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.SetAll("skt_inst_arr", k.slot, map[string]uint64{"fd": k.fd, "inode": k.inode, "n_rx_packets": k.pkts, "n_rx_bytes": k.bytes}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s, err := xliostats.Parse(f.B)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.observe(s, uint64(i+1))
+		p, by := st.total(c), st.total(b)
+		if p != step.wantPkts || by != step.wantBytes || p < lastP || by < lastB {
+			t.Fatalf("step %d: packets %d (want %d), bytes %d (want %d)", i, p, step.wantPkts, by, step.wantBytes)
+		}
+		lastP, lastB = p, by
 	}
 }
