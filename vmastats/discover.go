@@ -72,8 +72,12 @@ func readNames(dir string) ([]string, error) {
 
 // ParseName returns the pid of a file name vmastat.<pid>. Only plain
 // decimal pids in the kernel's range are accepted.
-func ParseName(name string) (int, bool) {
-	s, ok := strings.CutPrefix(name, FilePrefix)
+func ParseName(name string) (int, bool) { return ParseNameWithPrefix(name, FilePrefix) }
+
+// ParseNameWithPrefix returns the pid of a file name <prefix><pid>, such
+// as libxlio's xliostat.<pid>, under the rules of ParseName.
+func ParseNameWithPrefix(name, prefix string) (int, bool) {
+	s, ok := strings.CutPrefix(name, prefix)
 	if !ok || s == "" || len(s) > 10 || s[0] == '0' {
 		return 0, false
 	}

@@ -37,4 +37,4 @@ type LoadOptions struct {
 var ErrFiltered = errors.New("process excluded by the filter")
 
 // ErrUnstable says the file changed on every read.
-var ErrUnstable = errors.New("libvma statistics file changed during every read attempt")
+var ErrUnstable = errors.New("statistics file changed during every read attempt")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -17,6 +18,73 @@ import (
 
 // Load opens, verifies, handshakes and decodes the file of c. In order:
 //
+//  1. Open: the file is opened without following a symbolic link,
+//     checked to be a regular file with one link that is no mount point,
+//     its writer verified with opts.Liveness, and reopened for I/O (see
+//     Open);
+//  2. the header is read with pread and the size is checked against the
+//     layout its version implies before anything is mapped or written;
+//  3. the reader counter alone (offset 0) is incremented atomically;
+//  4. the whole file is read with pread into private memory until two
+//     reads agree, then decoded.
+func Load(c Candidate, opts LoadOptions) (*Loaded, error) {
+	f, err := Open(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	hdr := make([]byte, HeaderSize)
+	if _, err := f.ReadAt(hdr, 0); err != nil {
+		return nil, fmt.Errorf("%w: %s: reading the header: %v", ErrUnsupported, c.Path, err)
+	}
+	ver, h, size, err := Identify(hdr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Path, err)
+	}
+	if size != f.Size() {
+		return nil, fmt.Errorf("%w: %s has %d bytes, but libvma %s (layout %s, %d sockets) writes %d", ErrUnsupported, c.Path, f.Size(), h.Version(), ver.Layout, h.MaxSockets, size)
+	}
+
+	out := &Loaded{Process: f.Process, Info: f.Info}
+	if f.Writable() {
+		if err := f.BumpReaderCounter(OffsetReaderCounter); err != nil {
+			return nil, fmt.Errorf("%s: reader handshake: %w", c.Path, err)
+		}
+		out.Handshake = true
+		if opts.Settle > 0 {
+			time.Sleep(opts.Settle)
+		}
+	}
+
+	buf, err := f.ReadStable(size, OffsetReaderCounter)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Path, err)
+	}
+	s, err := Parse(buf)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Path, err)
+	}
+	out.Stats = s
+	return out, nil
+}
+
+// File is a statistics file opened by Open: verified, and open for
+// reading (and for the reader handshake, when that is allowed). It is
+// shared by the readers of every library that publishes its statistics
+// this way (libvma here, libxlio in package xliostats).
+type File struct {
+	f        *os.File
+	size     int64
+	writable bool
+	// Process is the verified writer.
+	Process Process
+	// Info is what fstat said of the file when it was opened.
+	Info FileInfo
+}
+
+// Open opens the statistics file of c and verifies it and its writer,
+// without reading a byte of it. In order:
+//
 //  1. open with O_PATH|O_NOFOLLOW, so a symbolic link is never followed
 //     and nothing (a FIFO, a device) is opened for I/O yet; a name that
 //     something is mounted on is refused before it is asked anything;
@@ -24,16 +92,14 @@ import (
 //     user's file) is accepted;
 //  3. the writer is verified with opts.Liveness (owner, start time, and
 //     that the process maps this very inode);
-//  4. the same inode is reopened for I/O through /proc/self/fd, read-write
-//     when allowed, else read-only;
-//  5. the header is read with pread and the size is checked against the
-//     layout its version implies before anything is mapped or written;
-//  6. the reader counter alone is incremented atomically through a
-//     shared mapping of the first page, with faults (a concurrent
-//     truncation raises SIGBUS) turned into errors;
-//  7. the whole file is read with pread into private memory until two
-//     reads agree, then decoded.
-func Load(c Candidate, opts LoadOptions) (*Loaded, error) {
+//  4. opts.Accept is asked (ErrFiltered if it declines);
+//  5. the same inode is reopened for I/O through /proc/self/fd, read-write
+//     when the handshake is wanted and allowed, else read-only, and
+//     checked to be the inode of step 2.
+//
+// Errors wrap ErrRefused, ErrStale or ErrFiltered where they apply. The
+// caller must Close the File.
+func Open(c Candidate, opts LoadOptions) (*File, error) {
 	live := opts.Liveness
 	if live == nil {
 		live = NewProcLiveness("/proc")
@@ -92,48 +158,46 @@ func Load(c Candidate, opts LoadOptions) (*Loaded, error) {
 		}
 	}
 	f := os.NewFile(uintptr(fd), c.Path)
-	defer f.Close()
 	var st2 unix.Stat_t
 	if err := unix.Fstat(fd, &st2); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("stat %s: %w", c.Path, err)
 	}
 	if st2.Dev != st.Dev || st2.Ino != st.Ino {
+		f.Close()
 		return nil, fmt.Errorf("%w: %s was replaced while it was opened", ErrRefused, c.Path)
 	}
+	return &File{f: f, size: st2.Size, writable: writable, Process: proc, Info: fi}, nil
+}
 
-	hdr := make([]byte, HeaderSize)
-	if _, err := f.ReadAt(hdr, 0); err != nil {
-		return nil, fmt.Errorf("%w: %s: reading the header: %v", ErrUnsupported, c.Path, err)
-	}
-	ver, h, size, err := Identify(hdr)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Path, err)
-	}
-	if size != st2.Size {
-		return nil, fmt.Errorf("%w: %s has %d bytes, but libvma %s (layout %s, %d sockets) writes %d", ErrUnsupported, c.Path, st2.Size, h.Version(), ver.Layout, h.MaxSockets, size)
-	}
+// Close closes the file.
+func (f *File) Close() error { return f.f.Close() }
 
-	out := &Loaded{Process: proc, Info: fi}
-	if writable {
-		if err := bumpReaderCounter(fd); err != nil {
-			return nil, fmt.Errorf("%s: reader handshake: %w", c.Path, err)
-		}
-		out.Handshake = true
-		if opts.Settle > 0 {
-			time.Sleep(opts.Settle)
-		}
-	}
+// Size returns the file's size when it was opened.
+func (f *File) Size() int64 { return f.size }
 
-	buf, err := readStable(f, size)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Path, err)
+// Writable reports whether the file is open read-write, so that
+// BumpReaderCounter can work.
+func (f *File) Writable() bool { return f.writable }
+
+// ReadAt reads len(b) bytes at off with pread.
+func (f *File) ReadAt(b []byte, off int64) (int, error) { return f.f.ReadAt(b, off) }
+
+// ReadStable reads size bytes with ReadStable semantics: see readStable.
+// counterOff is the offset of the 4-byte reader counter, which is left
+// out of the comparison.
+func (f *File) ReadStable(size int64, counterOff int64) ([]byte, error) {
+	return readStable(f.f, size, counterOff)
+}
+
+// BumpReaderCounter atomically increments the int32 reader counter at
+// off, the one write a reader makes. It fails unless the file is
+// writable; see bumpReaderCounter.
+func (f *File) BumpReaderCounter(off int64) error {
+	if !f.writable {
+		return errors.New("the file is open read-only")
 	}
-	s, err := Parse(buf)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Path, err)
-	}
-	out.Stats = s
-	return out, nil
+	return bumpReaderCounter(int(f.f.Fd()), off)
 }
 
 // refuseMountPoint refuses a name that something is mounted on. O_NOFOLLOW
@@ -171,9 +235,9 @@ const maxReadAttempts = 4
 
 // readStable reads size bytes until two consecutive reads are equal, so
 // a block that libvma was rewriting during one read is not decoded torn.
-// The reader counter is excluded from the comparison: other readers bump
-// it at any time.
-func readStable(f *os.File, size int64) ([]byte, error) {
+// The reader counter, 4 bytes at counterOff, is excluded from the
+// comparison: other readers bump it at any time.
+func readStable(f io.ReaderAt, size, counterOff int64) ([]byte, error) {
 	a := make([]byte, size)
 	b := make([]byte, size)
 	if err := readFull(f, a); err != nil {
@@ -183,7 +247,7 @@ func readStable(f *os.File, size int64) ([]byte, error) {
 		if err := readFull(f, b); err != nil {
 			return nil, err
 		}
-		if bytes.Equal(a[4:], b[4:]) {
+		if equalExcept(a, b, counterOff) {
 			return b, nil
 		}
 		a, b = b, a
@@ -191,7 +255,16 @@ func readStable(f *os.File, size int64) ([]byte, error) {
 	return nil, ErrUnstable
 }
 
-func readFull(f *os.File, b []byte) error {
+// equalExcept reports whether a and b are equal outside the 4 bytes at
+// skip.
+func equalExcept(a, b []byte, skip int64) bool {
+	if skip < 0 || skip+4 > int64(len(a)) {
+		return bytes.Equal(a, b)
+	}
+	return bytes.Equal(a[:skip], b[:skip]) && bytes.Equal(a[skip+4:], b[skip+4:])
+}
+
+func readFull(f io.ReaderAt, b []byte) error {
 	n, err := f.ReadAt(b, 0)
 	if n != len(b) {
 		return fmt.Errorf("%w: file shrank while it was read (%d of %d bytes): %v", ErrUnsupported, n, len(b), err)
@@ -199,20 +272,26 @@ func readFull(f *os.File, b []byte) error {
 	return nil
 }
 
-// bumpReaderCounter maps the first page of fd shared and read-write and
-// atomically increments the int32 at offset 0, libvma's reader_counter.
+// bumpReaderCounter maps the page of fd that holds off shared and
+// read-write and atomically increments the int32 at off: the reader
+// counter (libvma: offset 0; libxlio: 0, or past the arrays from 3.60).
 // Nothing else is ever written. If the file is truncated concurrently,
 // the access faults with SIGBUS; the fault becomes an error.
-func bumpReaderCounter(fd int) error {
-	mem, err := unix.Mmap(fd, 0, os.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+func bumpReaderCounter(fd int, off int64) error {
+	if off < 0 || off%4 != 0 {
+		return fmt.Errorf("reader counter offset %d is not an aligned int32", off)
+	}
+	page := int64(os.Getpagesize())
+	base := off &^ (page - 1)
+	mem, err := unix.Mmap(fd, base, int(page), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
-		return fmt.Errorf("mapping the first page: %w", err)
+		return fmt.Errorf("mapping the page at %d: %w", base, err)
 	}
 	defer unix.Munmap(mem)
-	return addInt32(mem)
+	return addInt32(mem[off-base:])
 }
 
-// addInt32 increments the little-endian int32 at the start of mem,
+// addInt32 increments the native-endian int32 at the start of mem,
 // converting a memory fault into an error.
 func addInt32(mem []byte) (err error) {
 	if len(mem) < 4 {

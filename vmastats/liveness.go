@@ -10,11 +10,11 @@ var (
 	// ErrStale says the file belongs to no live process: the pid is gone,
 	// or the process now holding the pid started after the file was last
 	// changed (PID reuse).
-	ErrStale = errors.New("stale libvma statistics file")
+	ErrStale = errors.New("stale statistics file")
 	// ErrRefused says the file is not trustworthy: a symbolic link, not a
 	// regular file, a hard link, a mount point, owned by someone other
 	// than the process, or not mapped by the process it names.
-	ErrRefused = errors.New("refused libvma statistics file")
+	ErrRefused = errors.New("refused statistics file")
 	// ErrNotSupported says the operation needs Linux: libvma runs only
 	// there, and Load and ProcLiveness rely on Linux procfs and system
 	// calls. Decoding (Parse, Identify) and Discover work everywhere.

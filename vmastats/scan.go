@@ -31,6 +31,9 @@ const maxPID = 1 << 22
 type ScannerConfig struct {
 	// Dirs are the statistics directories.
 	Dirs []string
+	// Prefix is the file name prefix before the pid; empty means
+	// FilePrefix (libvma's "vmastat."). libxlio's is "xliostat.".
+	Prefix string
 	// ProcPath is the procfs mount point; pid_max is read from
 	// <ProcPath>/sys/kernel/pid_max at every scan. Empty means /proc.
 	ProcPath string
@@ -102,6 +105,9 @@ func NewScanner(cfg ScannerConfig) *Scanner {
 	if cfg.MaxNames <= 0 {
 		cfg.MaxNames = DefaultMaxNames
 	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = FilePrefix
+	}
 	s := &Scanner{cfg: cfg, lastStale: -1}
 	s.lister, _ = cfg.Liveness.(PIDLister)
 	s.checker, _ = cfg.Liveness.(PIDChecker)
@@ -133,9 +139,9 @@ func (s *Scanner) Scan(known []Candidate) (Scan, error) {
 		case errors.Is(err, fs.ErrNotExist):
 			continue
 		case err != nil:
-			return Scan{}, fmt.Errorf("listing libvma statistics directory: %w", err)
+			return Scan{}, fmt.Errorf("listing statistics directory: %w", err)
 		case !fi.IsDir():
-			return Scan{}, fmt.Errorf("listing libvma statistics directory: %s: not a directory", dir)
+			return Scan{}, fmt.Errorf("listing statistics directory: %s: not a directory", dir)
 		}
 		found++
 	}
@@ -158,12 +164,12 @@ func (s *Scanner) Scan(known []Candidate) (Scan, error) {
 		k := key{dir, pid}
 		if !seen[k] {
 			seen[k] = true
-			cands = append(cands, Candidate{Path: filepath.Join(s.cfg.Dirs[dir], FilePrefix+strconv.Itoa(pid)), PID: pid})
+			cands = append(cands, Candidate{Path: filepath.Join(s.cfg.Dirs[dir], s.cfg.Prefix+strconv.Itoa(pid)), PID: pid})
 		}
 	}
 	lookup := func(dir, pid int) {
 		out.Lookups++
-		if exists(filepath.Join(s.cfg.Dirs[dir], FilePrefix+strconv.Itoa(pid))) {
+		if exists(filepath.Join(s.cfg.Dirs[dir], s.cfg.Prefix+strconv.Itoa(pid))) {
 			add(dir, pid)
 		}
 	}
@@ -199,12 +205,12 @@ func (s *Scanner) Scan(known []Candidate) (Scan, error) {
 		dir := s.cfg.Dirs[s.dir]
 		names, next, done, err := readNamesAt(dir, s.pos, budget)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return Scan{}, fmt.Errorf("listing libvma statistics directory: %w", err)
+			return Scan{}, fmt.Errorf("listing statistics directory: %w", err)
 		}
 		budget -= len(names)
 		out.NamesRead += len(names)
 		for _, name := range names {
-			pid, ok := ParseName(name)
+			pid, ok := ParseNameWithPrefix(name, s.cfg.Prefix)
 			if !ok {
 				continue
 			}

@@ -49,6 +49,11 @@ type extraFlags struct {
 	vmaDirsSet   bool
 	vmaPerSocket bool
 
+	xlioDirs      []string
+	xlioDirsSet   bool
+	xlioPerSocket bool
+	xlioHandshake bool
+
 	ethtoolStatInclude string
 	ethtoolStatExclude string
 	ethtoolPerQueue    string
@@ -125,6 +130,20 @@ func collectorSpecs() []collectorSpec {
 				app.Flag("collector.vma.per-socket", "Also serve the per-socket VMA series (nic_vma_fd_*, labels fd, protocol, local, remote) in /metrics; they are always at /metrics/detail. Sockets churn, so this is off by default.").BoolVar(&x.vmaPerSocket)
 			},
 			build: buildVMA,
+		},
+		{
+			name: "xlio",
+			help: "per-process NVIDIA XLIO (libxlio, VMA's successor) statistics from xliostat.<pid> files; device filters match the process name (comm).",
+			// Like libvma, libxlio copies counters for 10 s after a
+			// reader's handshake.
+			defaultInterval: "5s",
+			defaultTimeout:  "4s",
+			flags: func(app *kingpin.Application, x *extraFlags) {
+				app.Flag("collector.xlio.stats-dir", "Directory holding libxlio's xliostat.<pid> files (XLIO_STATS_SHMEM_DIR); repeat for several.").Default("/tmp/xlio").IsSetByUser(&x.xlioDirsSet).StringsVar(&x.xlioDirs)
+				app.Flag("collector.xlio.per-socket", "Also serve the per-socket XLIO series (nic_xlio_fd_*, labels fd, protocol, local, remote) in /metrics; they are always at /metrics/detail. Sockets churn, so this is off by default.").BoolVar(&x.xlioPerSocket)
+				app.Flag("collector.xlio.handshake", "Increment reader_counter in each application's xliostat.<pid> file (4 bytes, the one write xlio_stats also makes) so libxlio copies fresh counters into it; without it the counters stay as the last reader left them. It needs write access to the file (its owner or root). Disable with --no-collector.xlio.handshake.").Default("true").BoolVar(&x.xlioHandshake)
+			},
+			build: buildXLIO,
 		},
 		{
 			name:            "ethtool",
@@ -217,6 +236,13 @@ func buildVMA(x *extraFlags, src *Sources, f collector.NameFilter, log *zap.Logg
 	return vma.New(vma.Config{
 		Dirs: src.VMADirs, ProcPath: src.ProcPath, Liveness: src.VMALiveness,
 		PerSocket: x.vmaPerSocket, Filter: f,
+	}, log), nil
+}
+
+func buildXLIO(x *extraFlags, src *Sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {
+	return vma.NewXLIO(vma.XLIOConfig{
+		Dirs: src.XLIODirs, ProcPath: src.ProcPath, Liveness: src.XLIOLiveness,
+		PerSocket: x.xlioPerSocket, NoHandshake: !x.xlioHandshake, Filter: f,
 	}, log), nil
 }
 

@@ -43,6 +43,13 @@ func (o *options) checkPaths() error {
 			}
 		}
 	}
+	if x.xlioDirsSet && enabled["xlio"] {
+		for _, d := range x.xlioDirs {
+			if err := checkDir(d); err != nil {
+				return fmt.Errorf("--collector.xlio.stats-dir: %w", err)
+			}
+		}
+	}
 	if x.kmsgPathSet && enabled["kmsg"] {
 		st, err := os.Stat(x.kmsgPath)
 		if err == nil {

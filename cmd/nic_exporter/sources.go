@@ -39,6 +39,12 @@ type Sources struct {
 	VMADirs     []string
 	VMALiveness vmastats.Liveness
 
+	// XLIODirs are the directories searched for libxlio's xliostat.<pid>
+	// files. XLIOLiveness verifies their writers; nil means procfs at
+	// ProcPath.
+	XLIODirs     []string
+	XLIOLiveness vmastats.Liveness
+
 	// Ethtool opens the ethtool collector's source.
 	Ethtool func() (ethtool.Source, error)
 
@@ -87,6 +93,7 @@ func hostSources(o *options) *Sources {
 		NetdevForeign: x.netdevNetns != "",
 		ProcPath:      o.procfs,
 		VMADirs:       x.vmaDirs,
+		XLIODirs:      x.xlioDirs,
 		Ethtool: func() (ethtool.Source, error) {
 			s, err := ethtoolioctl.New(x.ethtoolNetns)
 			if err != nil && x.ethtoolNetns != "" {
@@ -113,14 +120,16 @@ func hostSources(o *options) *Sources {
 func demoSources(h *demo.Host, o *options) *Sources {
 	dl := h.Devlink()
 	return &Sources{
-		SysfsPath:   h.SysfsPath(), // includes /sys/class/infiniband
-		NetdevLinks: func() (netdev.LinkSource, error) { return netdev.NewSysfsLinks(h.SysfsPath()), nil },
-		ProcPath:    o.procfs,
-		VMADirs:     []string{h.VMADir()},
-		VMALiveness: h.VMALiveness(),
-		Ethtool:     func() (ethtool.Source, error) { return h.EthtoolSource(), nil },
-		Kmsg:        func() (kmsg.Device, error) { return h.OpenKmsg() },
-		KmsgDevices: kmsg.SysfsDevices(h.SysfsPath()),
+		SysfsPath:    h.SysfsPath(), // includes /sys/class/infiniband
+		NetdevLinks:  func() (netdev.LinkSource, error) { return netdev.NewSysfsLinks(h.SysfsPath()), nil },
+		ProcPath:     o.procfs,
+		VMADirs:      []string{h.VMADir()},
+		VMALiveness:  h.VMALiveness(),
+		XLIODirs:     []string{h.XLIODir()},
+		XLIOLiveness: h.XLIOLiveness(),
+		Ethtool:      func() (ethtool.Source, error) { return h.EthtoolSource(), nil },
+		Kmsg:         func() (kmsg.Device, error) { return h.OpenKmsg() },
+		KmsgDevices:  kmsg.SysfsDevices(h.SysfsPath()),
 		// The demo kernel log counts from the demo host's own boot time.
 		KmsgBootTime: h.BootTime(),
 		// The demo kernel log is the same after a restart only with the

@@ -1,6 +1,8 @@
-// Package vma is the vma collector: per-process statistics of applications
-// accelerated by NVIDIA VMA, read safely from libvma's vmastat.<pid>
-// shared-memory files.
+// Package vma holds the vma and xlio collectors: per-process statistics
+// of applications accelerated by NVIDIA VMA and by its successor XLIO,
+// read safely from libvma's vmastat.<pid> and libxlio's xliostat.<pid>
+// shared-memory files. The two collectors share the file loop (files.go)
+// and the metric model; they differ in the decoder and the prefix.
 package vma
 
 import (
@@ -65,20 +67,11 @@ const DefaultMaxFiles = 512
 // counters into the file about 10 s after the last reader.
 type Collector struct {
 	cfg Config
-	log *zap.Logger
 	fd  *fdFamilies // the per-socket families, in the part cfg.PerSocket says
-	// load is vmastats.Load; tests replace it to count the files opened.
-	load func(vmastats.Candidate, vmastats.LoadOptions) (*vmastats.Loaded, error)
 
-	mu      sync.Mutex
-	scanner *vmastats.Scanner
-	// lastScan is what the last poll's scan did, for tests.
-	lastScan vmastats.Scan
-	gen      uint64
-	procs    map[string]*vmaProc // by file path
-	// turn rotates the files of processes not exported at the last poll,
-	// so that past MaxFiles each gets its turn.
-	turn int
+	mu  sync.Mutex
+	gen uint64
+	fileLoop[*vmastats.Loaded, vmaProc]
 }
 
 // New returns a vma collector.
@@ -102,26 +95,31 @@ func New(cfg Config, log *zap.Logger) *Collector {
 	if cfg.PerSocket {
 		fd = fdInDefault
 	}
-	scanner := vmastats.NewScanner(vmastats.ScannerConfig{Dirs: cfg.Dirs, ProcPath: cfg.ProcPath, Liveness: cfg.Liveness, MaxNames: cfg.MaxNames})
-	return &Collector{cfg: cfg, log: log, fd: fd, load: vmastats.Load, scanner: scanner, procs: make(map[string]*vmaProc)}
+	v := &Collector{cfg: cfg, fd: fd}
+	v.fileLoop = fileLoop[*vmastats.Loaded, vmaProc]{
+		log: log, what: "libvma", maxFiles: cfg.MaxFiles, settle: cfg.Settle, liveness: cfg.Liveness, filter: cfg.Filter,
+		load: vmastats.Load,
+		meta: func(l *vmastats.Loaded) fileMeta {
+			return fileMeta{proc: l.Process, info: l.Info, readerCounter: l.Stats.ReaderCounter}
+		},
+		unsupported: func(err error) bool {
+			return errors.Is(err, vmastats.ErrUnsupported) || errors.Is(err, vmastats.ErrMalformed)
+		},
+		fresh: newVMAProc,
+		use: func(p *collector.Poll, l *vmastats.Loaded, st *vmaProc) {
+			st.observe(l.Stats, v.gen)
+			renderVMA(p, l, st, v.fd)
+		},
+		scanner: vmastats.NewScanner(vmastats.ScannerConfig{Dirs: cfg.Dirs, ProcPath: cfg.ProcPath, Liveness: cfg.Liveness, MaxNames: cfg.MaxNames}),
+		procs:   make(map[string]*tracked[vmaProc]),
+	}
+	return v
 }
 
 // Name implements collector.Collector.
 func (*Collector) Name() string { return "vma" }
 
 var _ collector.Collector = (*Collector)(nil)
-
-// File states of nic_vma_files.
-const (
-	vmaLive        = "live"
-	vmaStale       = "stale"
-	vmaUnsupported = "unsupported"
-	vmaRefused     = "refused"
-	vmaFailed      = "error"
-	vmaSkipped     = "skipped"
-)
-
-var vmaStates = []string{vmaLive, vmaStale, vmaUnsupported, vmaRefused, vmaFailed, vmaSkipped}
 
 // wrapCounter follows one 32-bit counter of one source and accumulates
 // it into a 64-bit total that survives wraps at 2^32.
@@ -186,21 +184,14 @@ type vmaIomux struct {
 // process (pid and start time) changes, or when libvma re-creates the
 // file within the same process.
 type vmaProc struct {
-	pid        int
-	startTicks uint64
-	// readerCounter is the file's reader_counter at the last poll.
-	// Readers only increment it and libvma only zeroes it when it
-	// (re)creates the file, so a lower value means libvma started over
-	// within the same process (after an exec) with all counters at 0.
-	readerCounter int32
-	gen           uint64
-	closed        [vmastats.NumCounters]uint64 // totals of closed sockets
-	socks         map[vmaSockKey]*vmaSock
-	iomux         map[vmaIomuxKey]*vmaIomux
+	gen    uint64
+	closed [vmastats.NumCounters]uint64 // totals of closed sockets
+	socks  map[vmaSockKey]*vmaSock
+	iomux  map[vmaIomuxKey]*vmaIomux
 }
 
-func newVMAProc(p vmastats.Process) *vmaProc {
-	return &vmaProc{pid: p.PID, startTicks: p.StartTicks, socks: make(map[vmaSockKey]*vmaSock), iomux: make(map[vmaIomuxKey]*vmaIomux)}
+func newVMAProc(vmastats.Process) *vmaProc {
+	return &vmaProc{socks: make(map[vmaSockKey]*vmaSock), iomux: make(map[vmaIomuxKey]*vmaIomux)}
 }
 
 // observe folds one decoded file into the state.
@@ -259,137 +250,20 @@ func (st *vmaProc) total(c vmastats.Counter) uint64 {
 	return t
 }
 
-// vmaFileID is a file's device and inode.
-type vmaFileID struct{ dev, ino uint64 }
-
-// vmaExported is the file a process was exported from in one poll.
-type vmaExported struct {
-	id   vmaFileID
-	path string
-}
-
 // Update implements collector.Collector.
 func (v *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	known := make([]vmastats.Candidate, 0, len(v.procs))
-	for path, st := range v.procs {
-		known = append(known, vmastats.Candidate{Path: path, PID: st.pid})
-	}
-	scan, err := v.scanner.Scan(known)
-	v.lastScan = scan
-	if errors.Is(err, vmastats.ErrNoDir) {
-		return fmt.Errorf("%w: %v", collector.ErrNoSource, err)
-	}
+	v.gen++
+	counts, err := v.poll(ctx, p)
 	if err != nil {
 		return err
-	}
-	cands := scan.Candidates
-	v.gen++
-	counts := make(map[string]int, len(vmaStates))
-	// keep lists the files whose state survives this poll: live ones, and
-	// those that failed for a reason that may pass (a read that raced the
-	// writer), so one bad poll does not drop the totals of closed sockets.
-	keep := make(map[string]bool, len(cands))
-	exported := make(map[int]vmaExported, len(cands))
-	order, nKnown := v.schedule(cands)
-	counts[vmaStale] += scan.Stale
-	if len(order) > v.cfg.MaxFiles {
-		for _, c := range order[v.cfg.MaxFiles:] {
-			if v.procs[c.Path] != nil {
-				keep[c.Path] = true // not read this poll; its totals stay
-			}
-		}
-		counts[vmaSkipped] = len(order) - v.cfg.MaxFiles
-		v.turn += v.cfg.MaxFiles - min(nKnown, v.cfg.MaxFiles)
-		order = order[:v.cfg.MaxFiles]
-	}
-	for _, c := range order {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		prev := v.procs[c.Path]
-		opts := vmastats.LoadOptions{Liveness: v.cfg.Liveness, Accept: func(pr vmastats.Process) bool { return v.cfg.Filter.Match(pr.Comm) }}
-		if prev == nil {
-			opts.Settle = v.cfg.Settle
-		}
-		l, err := v.load(c, opts)
-		state := vmaLive
-		switch {
-		case errors.Is(err, vmastats.ErrFiltered):
-			continue
-		case errors.Is(err, vmastats.ErrStale):
-			// Left behind by a process that is gone; ignored, never deleted.
-			counts[vmaStale]++
-			v.log.Debug("ignoring stale libvma statistics file", zap.String("path", c.Path), zap.Error(err))
-			continue
-		case errors.Is(err, vmastats.ErrRefused):
-			state = vmaRefused
-		case errors.Is(err, vmastats.ErrUnsupported), errors.Is(err, vmastats.ErrMalformed):
-			state = vmaUnsupported
-		case err != nil:
-			state = vmaFailed
-		}
-		if err != nil {
-			counts[state]++
-			p.SourceError(c.Path, err)
-			keep[c.Path] = true
-			continue
-		}
-		// One process is exported once. The same file under a second name
-		// (a directory listed twice or through a symlink) is skipped; a
-		// second file the process maps is refused, since its series would
-		// repeat the first file's labels.
-		id := vmaFileID{l.Info.Dev, l.Info.Ino}
-		if first, ok := exported[l.Process.PID]; ok {
-			if first.id != id {
-				counts[vmaRefused]++
-				p.SourceError(c.Path, fmt.Errorf("%w: %s: process %d is already exported from %s", vmastats.ErrRefused, c.Path, l.Process.PID, first.path))
-			}
-			continue
-		}
-		exported[l.Process.PID] = vmaExported{id: id, path: c.Path}
-		counts[vmaLive]++
-		keep[c.Path] = true
-		if prev == nil || prev.pid != l.Process.PID || prev.startTicks != l.Process.StartTicks || l.Stats.ReaderCounter < prev.readerCounter {
-			prev = newVMAProc(l.Process)
-			v.procs[c.Path] = prev
-		}
-		prev.readerCounter = l.Stats.ReaderCounter
-		prev.observe(l.Stats, v.gen)
-		renderVMA(p, l, prev, v.fd)
-	}
-	for path := range v.procs {
-		if !keep[path] {
-			delete(v.procs, path)
-		}
 	}
 	for _, s := range vmaStates {
 		p.Add(vmaFiles, float64(counts[s]), s)
 	}
 	p.SetDevices(counts[vmaLive])
 	return nil
-}
-
-// schedule orders the candidates of one poll for opening: the files
-// exported at the last poll first (known of them), then the others,
-// rotated by v.turn. The scanner has already left out files of pids that
-// name no process.
-func (v *Collector) schedule(cands []vmastats.Candidate) (order []vmastats.Candidate, known int) {
-	var fresh []vmastats.Candidate
-	for _, c := range cands {
-		if v.procs[c.Path] != nil {
-			order = append(order, c)
-		} else {
-			fresh = append(fresh, c)
-		}
-	}
-	known = len(order)
-	if len(fresh) > 0 {
-		k := v.turn % len(fresh)
-		order = append(append(order, fresh[k:]...), fresh[:k]...)
-	}
-	return order, known
 }
 
 var (

@@ -29,6 +29,7 @@ local mixin =
   (import 'alerts/ethtool-ena.libsonnet') +
   (import 'alerts/ethtool-mlx5.libsonnet') +
   (import 'alerts/vma.libsonnet') +
+  (import 'alerts/xlio.libsonnet') +
   (import 'alerts/logs.libsonnet') +
   (import 'alerts/physical-layer.libsonnet') +
   (import 'alerts/pcie-aer.libsonnet') +

@@ -68,7 +68,7 @@ type part struct {
 
 // parts lists the parts of the reference host.
 func parts() []part {
-	return []part{netdevPart, infinibandPart, vmaPart, ethtoolPart, kmsgPart, applogPart, devlinkPart, phyPart}
+	return []part{netdevPart, infinibandPart, vmaPart, xlioPart, ethtoolPart, kmsgPart, applogPart, devlinkPart, phyPart}
 }
 
 // faultHelp returns every known fault with what it does.
@@ -143,6 +143,7 @@ type Host struct {
 	at      atomic.Int64
 	ethtool *demoEthtool // the ethtool part's fake source, made by its first update
 	phy     *demoPhy     // the phy part's optic state (phy.go), made on first use
+	xlio    xlioState    // what the XLIO application's libxlio remembers (xlio.go)
 
 	klog       *kernelLog     // the fake /dev/kmsg (kmsg.go)
 	vmaPrinted map[string]int // VMA log lines printed per fault (applog.go)

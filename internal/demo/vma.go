@@ -44,22 +44,27 @@ func (h *Host) VMADir() string { return filepath.Join(h.dir, vmaDemoDir) }
 // decoding) runs as on a real host.
 func (h *Host) VMALiveness() vmastats.Liveness {
 	// A fixed start time keeps the demo's output reproducible.
-	return demoLiveness{start: time.Date(2026, 1, 5, 6, 30, 0, 0, time.UTC), uid: uint32(os.Getuid())}
+	return demoLiveness{start: time.Date(2026, 1, 5, 6, 30, 0, 0, time.UTC), uid: uint32(os.Getuid()), pid: vmaDemoPID, comm: vmaDemoComm, ticks: 424242}
 }
 
+// demoLiveness accepts one simulated process, pid, for files owned by
+// uid.
 type demoLiveness struct {
 	start time.Time
 	uid   uint32
+	pid   int
+	comm  string
+	ticks uint64
 }
 
 func (d demoLiveness) Verify(pid int, fi vmastats.FileInfo) (vmastats.Process, error) {
-	if pid != vmaDemoPID {
+	if pid != d.pid {
 		return vmastats.Process{}, fmt.Errorf("%w: process %d does not exist on the demo host", vmastats.ErrStale, pid)
 	}
 	if fi.UID != d.uid {
 		return vmastats.Process{}, fmt.Errorf("%w: file owner uid %d is not the demo application's uid %d", vmastats.ErrRefused, fi.UID, d.uid)
 	}
-	return vmastats.Process{PID: vmaDemoPID, Comm: vmaDemoComm, StartTicks: 424242, Start: d.start}, nil
+	return vmastats.Process{PID: d.pid, Comm: d.comm, StartTicks: d.ticks, Start: d.start}, nil
 }
 
 // rate returns a 32-bit counter that advanced at perSec for t, wrapping
@@ -142,22 +147,24 @@ func (h *Host) updateVMA() error {
 	if err != nil {
 		return err
 	}
-	return writeVMAInPlace(filepath.Join(h.VMADir(), vmastats.FilePrefix+strconv.Itoa(vmaDemoPID)), b)
+	return writeInPlace(filepath.Join(h.VMADir(), vmastats.FilePrefix+strconv.Itoa(vmaDemoPID)), b, vmastats.OffsetReaderCounter)
 }
 
-// writeVMAInPlace rewrites the statistics file in place, as libvma does,
-// all but its reader counter: the collector increments that counter at
-// every poll and takes a lower value for a libvma that started over, so
-// replacing the file (or writing the counter back) between two polls
-// would reset the process's totals.
-func writeVMAInPlace(path string, b []byte) error {
+// writeInPlace rewrites a statistics file in place, as libvma and
+// libxlio do, all but its reader counter (4 bytes at rc): the collector
+// increments that counter at every poll and takes a lower value for a
+// library that started over, so replacing the file (or writing the
+// counter back) between two polls would reset the process's totals.
+func writeInPlace(path string, b []byte, rc int) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
 	st, err := f.Stat()
 	if err == nil && st.Size() == int64(len(b)) {
-		_, err = f.WriteAt(b[vmastats.OffsetVerInfo:], vmastats.OffsetVerInfo)
+		if _, err = f.WriteAt(b[:rc], 0); err == nil {
+			_, err = f.WriteAt(b[rc+4:], int64(rc+4))
+		}
 	} else if err == nil {
 		if err = f.Truncate(0); err == nil {
 			_, err = f.WriteAt(b, 0)

@@ -1,0 +1,604 @@
+package vma
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/vmastats"
+	"github.com/nic-exporter/nic_exporter/xliostats"
+)
+
+// XLIOConfig configures the xlio collector.
+type XLIOConfig struct {
+	// Dirs are the directories searched for xliostat.<pid> files
+	// (libxlio's XLIO_STATS_SHMEM_DIR, default /tmp/xlio).
+	Dirs []string
+	// ProcPath is the procfs mount point, normally /proc.
+	ProcPath string
+	// PerSocket puts the per-socket series (nic_xlio_fd_*) in the default
+	// part of the snapshot; by default they are detail series, served at
+	// /metrics/detail only, as for VMA.
+	PerSocket bool
+	// NoHandshake reads the files without incrementing reader_counter:
+	// the exporter then writes nothing, and libxlio copies no counters
+	// for it (they stay as the last reader left them, or zero).
+	NoHandshake bool
+	// Filter selects processes by comm.
+	Filter collector.NameFilter
+	// Liveness verifies writers. Nil means procfs at ProcPath.
+	Liveness vmastats.Liveness
+	// Settle is how long to wait after the first handshake with a new
+	// process before reading its file; default 20 ms (libxlio's timer
+	// runs every 10 ms; xlio_stats waits 15 ms).
+	Settle time.Duration
+	// MaxFiles and MaxNames bound the work per poll as for VMA
+	// (Config.MaxFiles, Config.MaxNames).
+	MaxFiles int
+	MaxNames int
+}
+
+// XLIO exports the statistics that NVIDIA XLIO (libxlio, VMA's successor)
+// publishes per accelerated process, as xlio_stats shows them, with the
+// metric model of the vma collector under the prefix nic_xlio_. It
+// shares the vma collector's file loop: bounded scan, verified writers,
+// reader handshake, per-process totals across socket churn.
+type XLIO struct {
+	cfg XLIOConfig
+	fd  *xlioFDFamilies
+
+	mu  sync.Mutex
+	gen uint64
+	fileLoop[*xliostats.Loaded, xlioProc]
+}
+
+// NewXLIO returns an xlio collector.
+func NewXLIO(cfg XLIOConfig, log *zap.Logger) *XLIO {
+	if len(cfg.Dirs) == 0 {
+		cfg.Dirs = []string{xliostats.DefaultDir}
+	}
+	if cfg.ProcPath == "" {
+		cfg.ProcPath = "/proc"
+	}
+	if cfg.Liveness == nil {
+		cfg.Liveness = vmastats.NewProcLiveness(cfg.ProcPath)
+	}
+	if cfg.Settle == 0 {
+		cfg.Settle = 20 * time.Millisecond
+	}
+	if cfg.MaxFiles <= 0 {
+		cfg.MaxFiles = DefaultMaxFiles
+	}
+	fd := xlioFDInDetail
+	if cfg.PerSocket {
+		fd = xlioFDInDefault
+	}
+	x := &XLIO{cfg: cfg, fd: fd}
+	x.fileLoop = fileLoop[*xliostats.Loaded, xlioProc]{
+		log: log, what: "libxlio", maxFiles: cfg.MaxFiles, settle: cfg.Settle, liveness: cfg.Liveness, filter: cfg.Filter,
+		noHandshake: cfg.NoHandshake,
+		load:        xliostats.Load,
+		meta: func(l *xliostats.Loaded) fileMeta {
+			return fileMeta{proc: l.Process, info: l.Info, readerCounter: l.Stats.ReaderCounter}
+		},
+		unsupported: func(err error) bool {
+			return errors.Is(err, xliostats.ErrUnsupported) || errors.Is(err, xliostats.ErrMalformed)
+		},
+		fresh: func(vmastats.Process) *xlioProc { return newXLIOProc() },
+		use: func(p *collector.Poll, l *xliostats.Loaded, st *xlioProc) {
+			st.observe(l.Stats, x.gen)
+			renderXLIO(p, l, st, x.fd)
+		},
+		scanner: vmastats.NewScanner(vmastats.ScannerConfig{Dirs: cfg.Dirs, Prefix: xliostats.FilePrefix, ProcPath: cfg.ProcPath, Liveness: cfg.Liveness, MaxNames: cfg.MaxNames}),
+		procs:   make(map[string]*tracked[xlioProc]),
+	}
+	return x
+}
+
+// Name implements collector.Collector.
+func (*XLIO) Name() string { return "xlio" }
+
+var _ collector.Collector = (*XLIO)(nil)
+
+// Update implements collector.Collector.
+func (x *XLIO) Update(ctx context.Context, p *collector.Poll) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.gen++
+	counts, err := x.poll(ctx, p)
+	if err != nil {
+		return err
+	}
+	for _, s := range vmaStates {
+		p.Add(xlioFiles, float64(counts[s]), s)
+	}
+	p.SetDevices(counts[vmaLive])
+	return nil
+}
+
+// monoCounter follows one counter of libxlio, 32 or 64 bits wide, and
+// accumulates a total that survives wraps (32-bit counters, see
+// wrapCounter) and resets (a slot reused, xlio_stats -z): a 64-bit
+// counter that decreases started again from zero.
+type monoCounter struct {
+	w32   wrapCounter
+	last  uint64
+	total uint64
+	init  bool
+}
+
+func (m *monoCounter) observe(v uint64, size int) {
+	if size == 4 {
+		m.w32.observe(uint32(v))
+		m.total = m.w32.total
+		return
+	}
+	switch {
+	case !m.init:
+		m.total, m.init = v, true
+	case v >= m.last:
+		m.total += v - m.last
+	default: // reset
+		m.total += v
+	}
+	m.last = v
+}
+
+type xlioSock struct {
+	counters []monoCounter // by xlioSockCounters index
+	gen      uint64
+}
+
+type xlioIomux struct {
+	c   [len(xlioIomuxCounters)]monoCounter
+	gen uint64
+}
+
+// xlioProc is the aggregation state of one process.
+type xlioProc struct {
+	gen    uint64
+	closed []uint64 // totals of closed sockets, by xlioSockCounters index
+	socks  map[vmaSockKey]*xlioSock
+	iomux  map[vmaIomuxKey]*xlioIomux
+}
+
+func newXLIOProc() *xlioProc {
+	return &xlioProc{closed: make([]uint64, len(xlioSockCounters)), socks: make(map[vmaSockKey]*xlioSock), iomux: make(map[vmaIomuxKey]*xlioIomux)}
+}
+
+// xlioIomuxCounters are the iomux counters, in the order of xlioIomux.c.
+var xlioIomuxCounters = [...]string{"n_iomux_poll_hit", "n_iomux_poll_miss", "n_iomux_timeouts", "n_iomux_errors", "n_iomux_rx_ready", "n_iomux_os_rx_ready"}
+
+// observe folds one decoded file into the state.
+func (st *xlioProc) observe(s *xliostats.Stats, gen uint64) {
+	st.gen = gen
+	for i := range s.Sockets {
+		k := &s.Sockets[i]
+		key := vmaSockKey{slot: k.Slot, fd: k.FD, inode: k.Inode}
+		ss := st.socks[key]
+		if ss == nil {
+			ss = &xlioSock{counters: make([]monoCounter, len(xlioSockCounters))}
+			st.socks[key] = ss
+		}
+		ss.gen = gen
+		for c, sc := range xlioSockCounters {
+			if v, ok := k.Get(sc.field); ok {
+				ss.counters[c].observe(v, k.Size(sc.field))
+			}
+		}
+	}
+	for key, ss := range st.socks {
+		if ss.gen != gen { // closed, or its slot was reused
+			for c := range ss.counters {
+				st.closed[c] += ss.counters[c].total
+			}
+			delete(st.socks, key)
+		}
+	}
+	obs := func(key vmaIomuxKey, v xliostats.Values) {
+		m := st.iomux[key]
+		if m == nil {
+			m = &xlioIomux{}
+			st.iomux[key] = m
+		}
+		m.gen = gen
+		for i, name := range xlioIomuxCounters {
+			if x, ok := v.Get(name); ok {
+				m.c[i].observe(x, v.Size(name))
+			}
+		}
+	}
+	obs(vmaIomuxKey{kind: "poll"}, s.Poll)
+	obs(vmaIomuxKey{kind: "select"}, s.Select)
+	for _, e := range s.Epoll {
+		obs(vmaIomuxKey{kind: "epoll", idx: e.Index, fd: e.FD}, e.Values)
+	}
+	for key, m := range st.iomux {
+		if m.gen != gen {
+			delete(st.iomux, key)
+		}
+	}
+}
+
+// total returns the process-wide monotonic total of socket counter c.
+func (st *xlioProc) total(c int) uint64 {
+	t := st.closed[c]
+	for _, ss := range st.socks {
+		t += ss.counters[c].total
+	}
+	return t
+}
+
+var (
+	xlioFiles = exposition.MustNewDesc("nic_xlio_files",
+		"libxlio statistics files found, by state: live (read), stale (process gone or pid reused; ignored, never deleted), unsupported (unknown protocol string, or a size that fits no build of its layout; the log line says which), refused (symbolic link, not a regular file, wrong owner, not mapped by the process), error (could not be read), skipped (over the limit of files opened per poll).",
+		exposition.Gauge, "state")
+	xlioInfo = exposition.MustNewDesc("nic_xlio_process_info",
+		"A process accelerated by libxlio, value 1: its libxlio version and statistics layout family (F1-F9 before 3.60, G1-G2 from 3.60; +utls for builds with TLS offload).", exposition.Gauge, "pid", "comm", "version", "layout")
+	xlioHandshake = exposition.MustNewDesc("nic_xlio_reader_handshake",
+		"1 if the exporter incremented the file's reader_counter so libxlio copies fresh counters into it; 0 if it only read it (counters then stay as libxlio last copied them, or zero).",
+		exposition.Gauge, "pid", "comm", "version")
+	xlioStartTime = exposition.MustNewDesc("nic_xlio_process_start_time_seconds",
+		"Start time of the process, in seconds since the epoch; per-process totals restart when it changes.", exposition.Gauge, "pid", "comm", "version")
+	xlioSocketSlots = exposition.MustNewDesc("nic_xlio_socket_slots",
+		"Socket slots of the statistics file (XLIO_STATS_FD_NUM, 0 by default from libxlio 3.30): with 0 libxlio publishes no per-socket statistics, and every nic_xlio_socket_* and nic_xlio_fd_* series is absent or 0.", exposition.Gauge, "pid", "comm", "version")
+	xlioSockets = exposition.MustNewDesc("nic_xlio_sockets",
+		"Open sockets known to libxlio (those in a socket slot), by protocol and whether libxlio offloads them; offloaded=\"false\" means the traffic takes the kernel (OS) path.",
+		exposition.Gauge, "pid", "comm", "version", "protocol", "offloaded")
+	xlioRxReadyPackets = exposition.MustNewDesc("nic_xlio_socket_rx_ready_packets",
+		"Packets waiting in sockets' receive ready queues, summed over the process's sockets.", exposition.Gauge, "pid", "comm", "version")
+	xlioRxReadyBytes = exposition.MustNewDesc("nic_xlio_socket_rx_ready_bytes",
+		"Bytes waiting in sockets' receive ready queues, summed over the process's sockets.", exposition.Gauge, "pid", "comm", "version")
+	xlioTxReadyBytes = exposition.MustNewDesc("nic_xlio_socket_tx_ready_bytes",
+		"Bytes waiting to be sent, summed over the process's sockets.", exposition.Gauge, "pid", "comm", "version")
+
+	xlioCQDrops = exposition.MustNewDesc("nic_xlio_cq_rx_dropped_packets_total",
+		"Packets a completion queue dropped in software on receive (n_rx_pkt_drop; n_rx_sw_pkt_drops from libxlio 3.60).", exposition.Counter, "pid", "comm", "version", "cq")
+	xlioCQHWDrops = exposition.MustNewDesc("nic_xlio_cq_rx_hw_dropped_packets_total",
+		"Packets the hardware dropped for a completion queue on receive (libxlio 3.60 and later).", exposition.Counter, "pid", "comm", "version", "cq")
+	xlioCQPackets = exposition.MustNewDesc("nic_xlio_cq_rx_packets_total",
+		"Packets received through a completion queue.", exposition.Counter, "pid", "comm", "version", "cq")
+	xlioCQErrors = exposition.MustNewDesc("nic_xlio_cq_rx_cqe_errors_total",
+		"Completions with an error status on a receive completion queue.", exposition.Counter, "pid", "comm", "version", "cq")
+	xlioCQQueue = exposition.MustNewDesc("nic_xlio_cq_rx_queue_length",
+		"Packets in a completion queue's software receive queue.", exposition.Gauge, "pid", "comm", "version", "cq")
+	xlioCQDrained = exposition.MustNewDesc("nic_xlio_cq_rx_drained_at_once_max",
+		"Largest number of completions drained at once.", exposition.Gauge, "pid", "comm", "version", "cq")
+	xlioCQPool = exposition.MustNewDesc("nic_xlio_cq_buffer_pool_length",
+		"Buffers in a completion queue's buffer pool.", exposition.Gauge, "pid", "comm", "version", "cq")
+
+	xlioRingPackets = exposition.MustNewDesc("nic_xlio_ring_packets_total",
+		"Packets through a ring, by direction.", exposition.Counter, "pid", "comm", "version", "ring", "type", "direction")
+	xlioRingBytes = exposition.MustNewDesc("nic_xlio_ring_bytes_total",
+		"Bytes through a ring, by direction.", exposition.Counter, "pid", "comm", "version", "ring", "type", "direction")
+	xlioRingRetrans = exposition.MustNewDesc("nic_xlio_ring_tx_retransmissions_total",
+		"Retransmissions sent through a ring.", exposition.Counter, "pid", "comm", "version", "ring", "type")
+	xlioRingDroppedWQEs = exposition.MustNewDesc("nic_xlio_ring_tx_dropped_send_requests_total",
+		"Send requests a ring dropped (n_tx_dropped_wqes, \"TX Dropped Send Reqs\" in xlio_stats).", exposition.Counter, "pid", "comm", "version", "ring", "type")
+	xlioRingIntr = exposition.MustNewDesc("nic_xlio_ring_rx_interrupts_total",
+		"Receive interrupts of a hardware ring, requested (armed) or received.", exposition.Counter, "pid", "comm", "version", "ring", "type", "event")
+	xlioRingModCount = exposition.MustNewDesc("nic_xlio_ring_rx_cq_moderation_frames",
+		"Receive CQ moderation: frames per interrupt.", exposition.Gauge, "pid", "comm", "version", "ring", "type")
+	xlioRingModPeriod = exposition.MustNewDesc("nic_xlio_ring_rx_cq_moderation_period_seconds",
+		"Receive CQ moderation: period (libxlio reports microseconds).", exposition.Gauge, "pid", "comm", "version", "ring", "type")
+	xlioRingTapBuffers = exposition.MustNewDesc("nic_xlio_ring_tap_rx_buffers",
+		"Receive buffers of a tap ring (before libxlio 3.60).", exposition.Gauge, "pid", "comm", "version", "ring", "tap")
+	xlioRingTapPlugouts = exposition.MustNewDesc("nic_xlio_ring_tap_vf_plugouts_total",
+		"Times the virtual function behind a tap ring was unplugged (before libxlio 3.60).", exposition.Counter, "pid", "comm", "version", "ring", "tap")
+
+	xlioPoolSize = exposition.MustNewDesc("nic_xlio_buffer_pool_size_buffers",
+		"Buffers in a libxlio buffer pool; pool is the pool's index, kind rx or tx.", exposition.Gauge, "pid", "comm", "version", "pool", "kind")
+	xlioPoolNoBufs = exposition.MustNewDesc("nic_xlio_buffer_pool_no_buffers_total",
+		"Times a buffer pool had no buffer to give (the locked-memory limit situation).", exposition.Counter, "pid", "comm", "version", "pool", "kind")
+	xlioPoolExpands = exposition.MustNewDesc("nic_xlio_buffer_pool_expands_total",
+		"Times a buffer pool grew.", exposition.Counter, "pid", "comm", "version", "pool", "kind")
+
+	xlioSegPoolSize = exposition.MustNewDesc("nic_xlio_tcp_segment_pool_size_segments",
+		"TCP segments in libxlio's segment pool.", exposition.Gauge, "pid", "comm", "version")
+	xlioSegPoolNoSegs = exposition.MustNewDesc("nic_xlio_tcp_segment_pool_no_segments_total",
+		"Times the TCP segment pool had no segment to give.", exposition.Counter, "pid", "comm", "version")
+	xlioPendingSockets = exposition.MustNewDesc("nic_xlio_pending_sockets",
+		"Sockets closed by the application that libxlio has not finished closing.", exposition.Gauge, "pid", "comm", "version")
+	xlioDestructed = exposition.MustNewDesc("nic_xlio_destructed_sockets_total",
+		"Sockets libxlio destroyed, by protocol.", exposition.Counter, "pid", "comm", "version", "protocol")
+
+	xlioIomuxPolls = exposition.MustNewDesc("nic_xlio_iomux_polls_total",
+		"Polls of offloaded sockets by poll, select or an epoll fd, by result (hit: data was ready).", exposition.Counter, "pid", "comm", "version", "iomux", "epfd", "result")
+	xlioIomuxTimeouts = exposition.MustNewDesc("nic_xlio_iomux_timeouts_total",
+		"poll/select/epoll calls that timed out.", exposition.Counter, "pid", "comm", "version", "iomux", "epfd")
+	xlioIomuxErrors = exposition.MustNewDesc("nic_xlio_iomux_errors_total",
+		"poll/select/epoll calls that failed.", exposition.Counter, "pid", "comm", "version", "iomux", "epfd")
+	xlioIomuxReady = exposition.MustNewDesc("nic_xlio_iomux_rx_ready_fds_total",
+		"File descriptors found ready for receive, by path (offload or os).", exposition.Counter, "pid", "comm", "version", "iomux", "epfd", "path")
+	xlioIomuxCPU = exposition.MustNewDesc("nic_xlio_iomux_polling_cpu_percent",
+		"Share of time poll/select/epoll spent busy-polling, in percent (filled with XLIO_CPU_USAGE_STATS).", exposition.Gauge, "pid", "comm", "version", "iomux", "epfd")
+
+	xlioMCGroup = exposition.MustNewDesc("nic_xlio_multicast_group_sockets",
+		"Sockets of the process that are members of a multicast group.", exposition.Gauge, "pid", "comm", "version", "group")
+
+	xlioFDInfo = exposition.MustNewDesc("nic_xlio_fd_info",
+		"A socket known to libxlio, value 1 (a detail series at /metrics/detail; in /metrics too with --collector.xlio.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote", "offloaded", "tcp_state")
+	xlioFDRxReadyPackets = exposition.MustNewDesc("nic_xlio_fd_rx_ready_packets",
+		"Packets in the socket's receive ready queue (a detail series at /metrics/detail; in /metrics too with --collector.xlio.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote")
+	xlioFDRxReadyBytes = exposition.MustNewDesc("nic_xlio_fd_rx_ready_bytes",
+		"Bytes in the socket's receive ready queue (a detail series at /metrics/detail; in /metrics too with --collector.xlio.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote")
+	xlioFDMember = exposition.MustNewDesc("nic_xlio_fd_multicast_member",
+		"1 for each multicast group the socket is a member of (a detail series at /metrics/detail; in /metrics too with --collector.xlio.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote", "group")
+)
+
+// xlioSockCounter maps one per-socket counter, by its field name, to its
+// families: the process aggregate and the per-socket one.
+type xlioSockCounter struct {
+	field string
+	agg   *exposition.Desc
+	fd    *exposition.Desc
+	extra []string
+}
+
+func xlioSockFamilies(name, help string, extraLabels ...string) (*exposition.Desc, *exposition.Desc) {
+	agg := exposition.MustNewDesc("nic_xlio_socket_"+name+"_total", help+" Summed over the process's sockets, including closed ones.",
+		exposition.Counter, append([]string{"pid", "comm", "version"}, extraLabels...)...)
+	fd := exposition.MustNewDesc("nic_xlio_fd_"+name+"_total", help+" Per socket (a detail series at /metrics/detail; in /metrics too with --collector.xlio.per-socket).",
+		exposition.Counter, append([]string{"pid", "comm", "version", "fd", "protocol", "local", "remote"}, extraLabels...)...)
+	return agg, fd
+}
+
+// xlioSockCounters are the per-socket counters; the families shared with
+// VMA have its names and labels.
+var xlioSockCounters = func() []xlioSockCounter {
+	var out []xlioSockCounter
+	add := func(agg, fd *exposition.Desc, defs ...any) {
+		for i := 0; i < len(defs); i += 2 {
+			out = append(out, xlioSockCounter{field: defs[i].(string), agg: agg, fd: fd, extra: defs[i+1].([]string)})
+		}
+	}
+	a, f := xlioSockFamilies("packets", "Packets received or sent, by direction and path (offload: through libxlio; os: fell back to the kernel).", "direction", "path")
+	add(a, f, "n_rx_packets", []string{"rx", "offload"}, "n_rx_os_packets", []string{"rx", "os"},
+		"n_tx_sent_pkt_count", []string{"tx", "offload"}, "n_tx_os_packets", []string{"tx", "os"})
+	a, f = xlioSockFamilies("bytes", "Bytes received or sent, by direction and path.", "direction", "path")
+	add(a, f, "n_rx_bytes", []string{"rx", "offload"}, "n_rx_os_bytes", []string{"rx", "os"},
+		"n_tx_sent_byte_count", []string{"tx", "offload"}, "n_tx_os_bytes", []string{"tx", "os"})
+	a, f = xlioSockFamilies("errors", "Receive or send calls that failed, by direction and path.", "direction", "path")
+	add(a, f, "n_rx_errors", []string{"rx", "offload"}, "n_rx_os_errors", []string{"rx", "os"},
+		"n_tx_errors", []string{"tx", "offload"}, "n_tx_os_errors", []string{"tx", "os"})
+	a, f = xlioSockFamilies("eagain", "Receive or send calls that returned EAGAIN, by direction and path.", "direction", "path")
+	add(a, f, "n_rx_eagain", []string{"rx", "offload"}, "n_rx_os_eagain", []string{"rx", "os"},
+		"n_tx_eagain", []string{"tx", "offload"}, "n_tx_os_eagain", []string{"tx", "os"})
+	a, f = xlioSockFamilies("rx_ready_queue_dropped_packets", "Packets dropped because the socket's receive ready queue was full.")
+	add(a, f, "n_rx_ready_pkt_drop", []string{})
+	a, f = xlioSockFamilies("rx_ready_queue_dropped_bytes", "Bytes dropped because the socket's receive ready queue was full.")
+	add(a, f, "n_rx_ready_byte_drop", []string{})
+	a, f = xlioSockFamilies("rx_polls", "Receive polls of offloaded sockets, by result: hit (data ready), miss, os_hit (data found on the kernel path).", "result")
+	add(a, f, "n_rx_poll_hit", []string{"hit"}, "n_rx_poll_miss", []string{"miss"}, "n_rx_poll_os_hit", []string{"os_hit"})
+	a, f = xlioSockFamilies("tx_retransmissions", "TCP segments retransmitted.")
+	add(a, f, "n_tx_retransmits", []string{})
+	a, f = xlioSockFamilies("ring_migrations", "Times a socket moved to another ring, by direction.", "direction")
+	add(a, f, "n_rx_migrations", []string{"rx"}, "n_tx_migrations", []string{"tx"})
+	a, f = xlioSockFamilies("tx_dummy_packets", "Dummy send requests that warmed the send path.")
+	add(a, f, "n_tx_dummy", []string{})
+	a, f = xlioSockFamilies("tx_sendfile_fallbacks", "sendfile() calls that fell back to a copy, and those that overflowed, by event.", "event")
+	add(a, f, "n_tx_sendfile_fallbacks", []string{"fallback"}, "n_tx_sendfile_overflows", []string{"overflow"})
+	a, f = xlioSockFamilies("listen_events", "Events of listening TCP sockets: syn, syn_time_wait (SYN for a connection in TIME_WAIT), fin, established, accepted, dropped.", "event")
+	add(a, f, "listen_counters.n_rx_syn", []string{"syn"}, "listen_counters.n_rx_syn_tw", []string{"syn_time_wait"},
+		"listen_counters.n_rx_fin", []string{"fin"}, "listen_counters.n_conn_established", []string{"established"},
+		"listen_counters.n_conn_accepted", []string{"accepted"}, "listen_counters.n_conn_dropped", []string{"dropped"})
+	return out
+}()
+
+// xlioFDFamilies are the per-socket families, in one part of the snapshot.
+type xlioFDFamilies struct {
+	info, rxReadyPackets, rxReadyBytes, member *exposition.Desc
+	counters                                   []*exposition.Desc // by xlioSockCounters index
+}
+
+// xlioFDInDefault and xlioFDInDetail are the per-socket families in the
+// default part (--collector.xlio.per-socket) and in the detail part.
+var xlioFDInDefault, xlioFDInDetail = func() (*xlioFDFamilies, *xlioFDFamilies) {
+	def := &xlioFDFamilies{info: xlioFDInfo, rxReadyPackets: xlioFDRxReadyPackets, rxReadyBytes: xlioFDRxReadyBytes, member: xlioFDMember}
+	det := &xlioFDFamilies{info: xlioFDInfo.AsDetail(), rxReadyPackets: xlioFDRxReadyPackets.AsDetail(), rxReadyBytes: xlioFDRxReadyBytes.AsDetail(), member: xlioFDMember.AsDetail()}
+	asDetail := map[*exposition.Desc]*exposition.Desc{}
+	for _, sc := range xlioSockCounters {
+		if asDetail[sc.fd] == nil {
+			asDetail[sc.fd] = sc.fd.AsDetail()
+		}
+		def.counters = append(def.counters, sc.fd)
+		det.counters = append(det.counters, asDetail[sc.fd])
+	}
+	return def, det
+}()
+
+// addValue adds the series of field name of v if the layout has it.
+func addValue(p *collector.Poll, d *exposition.Desc, v xliostats.Values, name string, scale float64, labels ...string) {
+	if x, ok := v.Float(name); ok {
+		p.Add(d, x*scale, labels...)
+	}
+}
+
+func renderXLIO(p *collector.Poll, l *xliostats.Loaded, st *xlioProc, fd *xlioFDFamilies) {
+	s := l.Stats
+	pid, comm, version := strconv.Itoa(l.Process.PID), l.Process.Comm, s.Version()
+	base := []string{pid, comm, version}
+	with := func(extra ...string) []string {
+		return append(append(make([]string, 0, len(base)+len(extra)), base...), extra...)
+	}
+
+	p.Add(xlioInfo, 1, with(s.LayoutName())...)
+	p.Add(xlioHandshake, collector.Bool(l.Handshake), base...)
+	if !l.Process.Start.IsZero() {
+		p.Add(xlioStartTime, float64(l.Process.Start.Unix()), base...)
+	}
+	p.Add(xlioSocketSlots, float64(s.MaxSockets), base...)
+
+	type sockClass struct{ proto, offloaded string }
+	classes := map[sockClass]int{}
+	var rxPkts, rxBytes, txBytes uint64
+	for i := range s.Sockets {
+		k := &s.Sockets[i]
+		classes[sockClass{k.Protocol(), strconv.FormatBool(k.Offloaded)}]++
+		a, _ := k.Get("n_rx_ready_pkt_count")
+		b, _ := k.Get("n_rx_ready_byte_count")
+		c, _ := k.Get("n_tx_ready_byte_count")
+		rxPkts, rxBytes, txBytes = rxPkts+a, rxBytes+b, txBytes+c
+	}
+	for _, proto := range []string{"tcp", "udp", "other"} {
+		for _, off := range []string{"true", "false"} {
+			if n, ok := classes[sockClass{proto, off}]; ok || proto != "other" {
+				p.Add(xlioSockets, float64(n), with(proto, off)...)
+			}
+		}
+	}
+	p.Add(xlioRxReadyPackets, float64(rxPkts), base...)
+	p.Add(xlioRxReadyBytes, float64(rxBytes), base...)
+	p.Add(xlioTxReadyBytes, float64(txBytes), base...)
+	for i, sc := range xlioSockCounters {
+		if s.Layout.HasSocketField(sc.field) {
+			p.Add(sc.agg, float64(st.total(i)), with(sc.extra...)...)
+		}
+	}
+
+	for _, c := range s.CQs {
+		l := with(strconv.Itoa(c.Index))
+		if _, ok := c.Get("n_rx_pkt_drop"); ok {
+			addValue(p, xlioCQDrops, c.Values, "n_rx_pkt_drop", 1, l...)
+		} else {
+			addValue(p, xlioCQDrops, c.Values, "n_rx_sw_pkt_drops", 1, l...)
+		}
+		addValue(p, xlioCQHWDrops, c.Values, "n_rx_hw_pkt_drops", 1, l...)
+		addValue(p, xlioCQPackets, c.Values, "n_rx_packet_count", 1, l...)
+		addValue(p, xlioCQErrors, c.Values, "n_rx_cqe_error", 1, l...)
+		addValue(p, xlioCQQueue, c.Values, "n_rx_sw_queue_len", 1, l...)
+		addValue(p, xlioCQDrained, c.Values, "n_rx_drained_at_once_max", 1, l...)
+		addValue(p, xlioCQPool, c.Values, "n_buffer_pool_len", 1, l...)
+	}
+	for _, r := range s.Rings {
+		idx, typ := strconv.Itoa(r.Index), r.Type
+		v := r.Values
+		addValue(p, xlioRingPackets, v, "n_rx_pkt_count", 1, with(idx, typ, "rx")...)
+		addValue(p, xlioRingPackets, v, "n_tx_pkt_count", 1, with(idx, typ, "tx")...)
+		addValue(p, xlioRingBytes, v, "n_rx_byte_count", 1, with(idx, typ, "rx")...)
+		addValue(p, xlioRingBytes, v, "n_tx_byte_count", 1, with(idx, typ, "tx")...)
+		addValue(p, xlioRingRetrans, v, "n_tx_retransmits", 1, with(idx, typ)...)
+		if r.Type == "RING_TAP" {
+			addValue(p, xlioRingTapBuffers, v, "tap.n_rx_buffers", 1, with(idx, r.TapName)...)
+			addValue(p, xlioRingTapPlugouts, v, "tap.n_vf_plugouts", 1, with(idx, r.TapName)...)
+			continue
+		}
+		addValue(p, xlioRingDroppedWQEs, v, "n_tx_dropped_wqes", 1, with(idx, typ)...)
+		addValue(p, xlioRingIntr, v, "n_rx_interrupt_requests", 1, with(idx, typ, "requested")...)
+		addValue(p, xlioRingIntr, v, "n_rx_interrupt_received", 1, with(idx, typ, "received")...)
+		addValue(p, xlioRingModCount, v, "n_rx_cq_moderation_count", 1, with(idx, typ)...)
+		addValue(p, xlioRingModPeriod, v, "n_rx_cq_moderation_period", 1e-6, with(idx, typ)...)
+	}
+	for _, bp := range s.BufferPools {
+		kind := "tx"
+		if x, _ := bp.Get("is_rx"); x != 0 {
+			kind = "rx"
+		}
+		l := with(strconv.Itoa(bp.Index), kind)
+		addValue(p, xlioPoolSize, bp.Values, "n_buffer_pool_size", 1, l...)
+		addValue(p, xlioPoolNoBufs, bp.Values, "n_buffer_pool_no_bufs", 1, l...)
+		addValue(p, xlioPoolExpands, bp.Values, "n_buffer_pool_expands", 1, l...)
+	}
+	if g := s.Global; g != nil {
+		addValue(p, xlioSegPoolSize, g.Values, "n_tcp_seg_pool_size", 1, base...)
+		addValue(p, xlioSegPoolNoSegs, g.Values, "n_tcp_seg_pool_no_segs", 1, base...)
+		addValue(p, xlioPendingSockets, g.Values, "n_pending_sockets", 1, base...)
+		addValue(p, xlioDestructed, g.Values, "socket_tcp_destructor_counter", 1, with("tcp")...)
+		addValue(p, xlioDestructed, g.Values, "socket_udp_destructor_counter", 1, with("udp")...)
+	}
+
+	renderIomux := func(kind string, idx int, fd int32, v xliostats.Values) {
+		m := st.iomux[vmaIomuxKey{kind: kind, idx: idx, fd: fd}]
+		if m == nil {
+			return
+		}
+		epfd := ""
+		if kind == "epoll" {
+			epfd = strconv.Itoa(int(fd))
+		}
+		p.Add(xlioIomuxPolls, float64(m.c[0].total), with(kind, epfd, "hit")...)
+		p.Add(xlioIomuxPolls, float64(m.c[1].total), with(kind, epfd, "miss")...)
+		p.Add(xlioIomuxTimeouts, float64(m.c[2].total), with(kind, epfd)...)
+		p.Add(xlioIomuxErrors, float64(m.c[3].total), with(kind, epfd)...)
+		p.Add(xlioIomuxReady, float64(m.c[4].total), with(kind, epfd, "offload")...)
+		p.Add(xlioIomuxReady, float64(m.c[5].total), with(kind, epfd, "os")...)
+		addValue(p, xlioIomuxCPU, v, "n_iomux_polling_time", 1, with(kind, epfd)...)
+	}
+	renderIomux("poll", 0, 0, s.Poll)
+	renderIomux("select", 0, 0, s.Select)
+	// As for VMA: one series per epfd, the lowest index.
+	epfds := make(map[int32]bool, len(s.Epoll))
+	for _, e := range s.Epoll {
+		if epfds[e.FD] {
+			continue
+		}
+		epfds[e.FD] = true
+		renderIomux("epoll", e.Index, e.FD, e.Values)
+	}
+
+	groups := make(map[int]string, len(s.Groups))
+	groupSeen := make(map[string]bool, len(s.Groups))
+	for _, g := range s.Groups {
+		name := g.Group.String()
+		groups[g.Index] = name
+		if groupSeen[name] {
+			continue
+		}
+		groupSeen[name] = true
+		p.Add(xlioMCGroup, float64(g.Sockets), with(name)...)
+	}
+
+	fdSeen := make(map[[4]string]bool, len(s.Sockets))
+	for i := range s.Sockets {
+		k := &s.Sockets[i]
+		ss := st.socks[vmaSockKey{slot: k.Slot, fd: k.FD, inode: k.Inode}]
+		if ss == nil {
+			continue
+		}
+		local := hostPort(k.BoundIf.String(), k.BoundIf.Is6(), k.BoundPort)
+		remote := ""
+		if k.ConnectedPort != 0 || !k.ConnectedIP.IsUnspecified() {
+			remote = hostPort(k.ConnectedIP.String(), k.ConnectedIP.Is6(), k.ConnectedPort)
+		}
+		id := [4]string{strconv.Itoa(int(k.FD)), k.Protocol(), local, remote}
+		if fdSeen[id] {
+			continue
+		}
+		fdSeen[id] = true
+		fdl := with(id[:]...)
+		state := ""
+		if k.Type == xliostats.SockStream && int(k.TCPState) < len(tcpStates) {
+			state = tcpStates[k.TCPState]
+		}
+		p.Add(fd.info, 1, append(fdl[:len(fdl):len(fdl)], strconv.FormatBool(k.Offloaded), state)...)
+		addValue(p, fd.rxReadyPackets, k.Values, "n_rx_ready_pkt_count", 1, fdl...)
+		addValue(p, fd.rxReadyBytes, k.Values, "n_rx_ready_byte_count", 1, fdl...)
+		for i, sc := range xlioSockCounters {
+			if s.Layout.HasSocketField(sc.field) {
+				p.Add(fd.counters[i], float64(ss.counters[i].total), append(fdl[:len(fdl):len(fdl)], sc.extra...)...)
+			}
+		}
+		member := make(map[string]bool, len(k.MCGroups))
+		for _, g := range k.MCGroups {
+			if name, ok := groups[g]; ok && !member[name] {
+				member[name] = true
+				p.Add(fd.member, 1, append(fdl[:len(fdl):len(fdl)], name)...)
+			}
+		}
+	}
+}
+
+// hostPort joins an address and a port, bracketing IPv6 addresses.
+func hostPort(addr string, v6 bool, port uint16) string {
+	if v6 {
+		return fmt.Sprintf("[%s]:%d", addr, port)
+	}
+	return fmt.Sprintf("%s:%d", addr, port)
+}
