@@ -278,6 +278,15 @@ func (f *Fabric) Console(t testing.TB, command string) string {
 	return f.out.String()[before:]
 }
 
+// Signal sends sig to ibsim, for example SIGSTOP to make it stop
+// answering (a hung fabric) and SIGCONT to resume it.
+func (f *Fabric) Signal(t testing.TB, sig syscall.Signal) {
+	t.Helper()
+	if err := syscall.Kill(f.cmd.Process.Pid, sig); err != nil {
+		t.Fatalf("signalling ibsim: %v", err)
+	}
+}
+
 // Output returns what ibsim printed so far.
 func (f *Fabric) Output() string { return f.out.String() }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"syscall"
 )
 
 // MADSize is the size of every MAD this package sends and receives: the
@@ -118,8 +119,8 @@ func (e *StatusError) Unsupported() bool {
 
 // ErrTimeout is returned when no response arrived: the transport (the
 // kernel or ibsim) gave the request back with status ETIMEDOUT, or the
-// caller's deadline expired first.
-var ErrTimeout = errors.New("MAD timed out")
+// caller's deadline expired first. It wraps syscall.ETIMEDOUT.
+var ErrTimeout = fmt.Errorf("MAD timed out: %w", syscall.ETIMEDOUT)
 
 // ErrShort is returned for a MAD or attribute shorter than its layout.
 var ErrShort = errors.New("MAD too short")
