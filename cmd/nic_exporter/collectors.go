@@ -219,8 +219,10 @@ func collectorSpecs() []collectorSpec {
 
 func buildFabric(x *extraFlags, src *Sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {
 	var open fabric.Opener
-	switch x.fabricTransport {
-	case "ibsim":
+	switch {
+	case src.Fabric != nil:
+		open = src.Fabric
+	case x.fabricTransport == "ibsim":
 		open = fabric.SimOpener(mad.SimConfigFromEnv(), x.fabricMADTimeout)
 	default:
 		open = fabric.UmadOpener(src.SysfsPath, fabric.UmadDir, x.fabricMADTimeout)

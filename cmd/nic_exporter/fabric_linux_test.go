@@ -5,7 +5,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/nic-exporter/nic_exporter/internal/ibsimtest"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
@@ -22,29 +21,6 @@ func fabricArgs() []string {
 		}
 	}
 	return args
-}
-
-// waitMetrics scrapes /metrics until it holds every wanted line.
-func waitMetrics(t *testing.T, e *exporter, want ...string) string {
-	t.Helper()
-	deadline := time.Now().Add(testenv.HangGuard)
-	for {
-		body, _ := e.get(t, "/metrics", nil)
-		missing := ""
-		for _, w := range want {
-			if !strings.Contains(body, w) {
-				missing = w
-				break
-			}
-		}
-		if missing == "" {
-			return body
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/metrics never held %s:\n%s\nexporter log:\n%s", missing, body, e.stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // TestFabricIbsim runs the built exporter with the fabric collector
