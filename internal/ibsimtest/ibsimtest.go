@@ -45,6 +45,9 @@ const Preload = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 type Topology struct {
 	Leaves, Spines, HostsPerLeaf, UplinksPerSpine int
 	Ports                                         int
+	// SpinePorts is the spines' port count when it differs from Ports
+	// (a spine needs Leaves*UplinksPerSpine ports).
+	SpinePorts int
 }
 
 // Small is the fabric of shared/fabric/README.md: 2 leaves of 4 hosts and
@@ -74,7 +77,7 @@ func (tp Topology) Links() []Link {
 		for l := 1; l <= tp.Leaves; l++ {
 			for u := 0; u < tp.UplinksPerSpine; u++ {
 				leafPort := ports - (s-1)*tp.UplinksPerSpine - u
-				spinePort := (l-1)*tp.UplinksPerSpine + u + 1
+				spinePort := (l-1)*tp.UplinksPerSpine + u + 1 // spine ports 1..Leaves*UplinksPerSpine
 				out = append(out, Link{fmt.Sprintf("leaf%d", l), leafPort, fmt.Sprintf("spine%d", s), spinePort})
 			}
 		}
@@ -119,8 +122,12 @@ func (tp Topology) NetFile() string {
 	for l := 1; l <= tp.Leaves; l++ {
 		record("Switch", tp.ports(), fmt.Sprintf("leaf%d", l))
 	}
+	spinePorts := tp.SpinePorts
+	if spinePorts == 0 {
+		spinePorts = tp.ports()
+	}
 	for s := 1; s <= tp.Spines; s++ {
-		record("Switch", tp.ports(), fmt.Sprintf("spine%d", s))
+		record("Switch", spinePorts, fmt.Sprintf("spine%d", s))
 	}
 	return b.String()
 }
@@ -284,6 +291,35 @@ func (f *Fabric) Signal(t testing.TB, sig syscall.Signal) {
 	t.Helper()
 	if err := syscall.Kill(f.cmd.Process.Pid, sig); err != nil {
 		t.Fatalf("signalling ibsim: %v", err)
+	}
+}
+
+// StartSM runs OpenSM as a daemon on the fabric's default node until the
+// test ends, for the tools that need the subnet administrator
+// (ibqueryerrors, perfquery -G). It returns once OpenSM is the master
+// (it prints "SUBNET UP" only when its own sweep changed the subnet,
+// which opensm --once already configured).
+func (f *Fabric) StartSM(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	sm := f.Command(ctx, "", lookSbin(t, "opensm"), "-f", filepath.Join(f.Dir, "opensm-daemon.log"))
+	sm.Env = append(sm.Env, "OSM_TMP_DIR="+f.Dir, "OSM_CACHE_DIR="+f.Dir)
+	out := &syncBuffer{}
+	sm.Stdout, sm.Stderr = out, out
+	if err := sm.Start(); err != nil {
+		cancel()
+		t.Fatalf("starting opensm: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = sm.Wait()
+	})
+	deadline := time.Now().Add(testenv.HangGuard)
+	for !strings.Contains(out.String(), "Entering MASTER state") {
+		if time.Now().After(deadline) {
+			t.Fatalf("opensm did not become the master:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

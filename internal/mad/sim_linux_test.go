@@ -267,3 +267,45 @@ func TestSimConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestSimDiscoverSweep walks the small fabric from hca1 and sweeps every
+// switch port: the switches and their up ports are those ibnetdiscover
+// lists, and a counter set from the console arrives on its port.
+func TestSimDiscoverSweep(t *testing.T) {
+	f := ibsimtest.Start(t, ibsimtest.Small)
+	f.Console(t, `PerformanceSet "spine1"[3] PortCounters.SymbolErrorCounter=17`)
+	c, _ := dialSim(t, f, "hca1")
+	ctx := context.Background()
+	switches, errs := mad.Discover(ctx, c, 1, mad.SweepConfig{Concurrency: 8})
+	if len(errs) != 0 {
+		t.Fatalf("discovery errors: %v", errs)
+	}
+	disc := f.Run(t, "hca1", "ibnetdiscover")
+	got := map[string]int{}
+	for _, sw := range switches {
+		got[sw.Desc] = len(sw.Ports)
+		if !strings.Contains(disc, fmt.Sprintf(`switchguid=0x%x`, sw.GUID)) || !strings.Contains(disc, fmt.Sprintf(`"%s" base port 0 lid %d`, sw.Desc, sw.LID)) {
+			t.Errorf("switch %+v is not in ibnetdiscover's output", sw)
+		}
+	}
+	if len(switches) != 3 || got["leaf1"] != 6 || got["leaf2"] != 6 || got["spine1"] != 4 {
+		t.Fatalf("discovered %v, want leaf1 and leaf2 with 6 up ports and spine1 with 4", got)
+	}
+	readings := mad.Sweep(ctx, c, switches, mad.SweepConfig{Concurrency: 8})
+	if len(readings) != 16 {
+		t.Fatalf("%d readings, want 16", len(readings))
+	}
+	for _, r := range readings {
+		if r.Err != nil {
+			t.Errorf("%s port %d: %v", r.Switch.Desc, r.Port, r.Err)
+			continue
+		}
+		want := uint16(0)
+		if r.Switch.Desc == "spine1" && r.Port == 3 {
+			want = 17
+		}
+		if r.Counters.SymbolErrorCounter != want || r.Counters.PortSelect != r.Port || r.Extended == nil {
+			t.Errorf("%s port %d: SymbolErrorCounter %d PortSelect %d extended %v", r.Switch.Desc, r.Port, r.Counters.SymbolErrorCounter, r.Counters.PortSelect, r.Extended != nil)
+		}
+	}
+}
