@@ -63,13 +63,21 @@ func BenchmarkFabricSweep(b *testing.B) {
 			if len(errs) != 0 || len(sws) != len(switches) {
 				b.Fatalf("discovery: %d switches, %v", len(sws), errs)
 			}
-			check(b, mad.Sweep(ctx, c, sws, mad.SweepConfig{Concurrency: 16}), ports)
+			check(b, mad.Sweep(ctx, c, sws, mad.SweepConfig{Concurrency: 16, States: true}), ports)
 		}
 		b.ReportMetric(float64(ports), "ports/op")
 	})
 	b.Run("mad/sweep", func(b *testing.B) {
 		for b.Loop() {
 			check(b, mad.Sweep(ctx, c, switches, mad.SweepConfig{Concurrency: 16}), ports)
+		}
+		b.ReportMetric(float64(ports), "ports/op")
+	})
+	// What --collector.fabric.scope=switches runs on each poll: the
+	// counters and each port's PortInfo.
+	b.Run("mad/sweep+states", func(b *testing.B) {
+		for b.Loop() {
+			check(b, mad.Sweep(ctx, c, switches, mad.SweepConfig{Concurrency: 16, States: true}), ports)
 		}
 		b.ReportMetric(float64(ports), "ports/op")
 	})

@@ -75,9 +75,12 @@ type extraFlags struct {
 
 	phyModuleInterval time.Duration
 
-	fabricTransport   string
-	fabricMADTimeout  time.Duration
-	fabricConcurrency int
+	fabricTransport        string
+	fabricMADTimeout       time.Duration
+	fabricConcurrency      int
+	fabricScope            string
+	fabricSweepConcurrency int
+	fabricRediscover       time.Duration
 }
 
 func (s collectorSpec) addFlags(app *kingpin.Application, x *extraFlags) *collectorFlags {
@@ -211,6 +214,9 @@ func collectorSpecs() []collectorSpec {
 				app.Flag(p+".transport", "How the fabric collector sends management datagrams: umad (the kernel's /dev/infiniband/umadN, one per local port) or ibsim (a simulated fabric: ibsim's socket named by IBSIM_SOCKNAME, attached at the node SIM_HOST names, as ibsim's own client library reads them).").Default("umad").EnumVar(&x.fabricTransport, "umad", "ibsim")
 				app.Flag(p+".mad-timeout", "How long the fabric collector waits for each management datagram's answer; with umad the kernel resends it once halfway. A query that times out is a counted source error and the poll goes on.").Default("500ms").DurationVar(&x.fabricMADTimeout)
 				app.Flag(p+".concurrency", "How many local ports the fabric collector queries at once.").Default("4").IntVar(&x.fabricConcurrency)
+				app.Flag(p+".scope", "What the fabric collector reads: far-end (the port at the other end of each local port's cable; every node can run it) or switches (every port of every switch reachable from the first selected local port, by directed-route discovery: for one or a few designated hosts; raise --"+p+".timeout for large fabrics).").Default("far-end").EnumVar(&x.fabricScope, "far-end", "switches")
+				app.Flag(p+".sweep-concurrency", "With --"+p+".scope=switches, how many management datagrams are in flight at once.").Default("16").IntVar(&x.fabricSweepConcurrency)
+				app.Flag(p+".rediscover-interval", "With --"+p+".scope=switches, how long a discovery of the fabric's switches is used before the fabric is walked again; each poll reads the ports found up at the last discovery.").Default("10m").DurationVar(&x.fabricRediscover)
 			},
 			build: buildFabric,
 		},
@@ -227,7 +233,8 @@ func buildFabric(x *extraFlags, src *Sources, f collector.NameFilter, log *zap.L
 	default:
 		open = fabric.UmadOpener(src.SysfsPath, fabric.UmadDir, x.fabricMADTimeout)
 	}
-	return fabric.New(fabric.Config{Open: open, Filter: f, MADTimeout: x.fabricMADTimeout, Concurrency: x.fabricConcurrency}, log), nil
+	return fabric.New(fabric.Config{Open: open, Filter: f, MADTimeout: x.fabricMADTimeout, Concurrency: x.fabricConcurrency,
+		Scope: x.fabricScope, SweepConcurrency: x.fabricSweepConcurrency, Rediscover: x.fabricRediscover}, log), nil
 }
 
 func buildPhy(x *extraFlags, src *Sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {

@@ -178,6 +178,12 @@ func (o *options) check() error {
 	if n := o.extra.fabricConcurrency; n <= 0 {
 		return fmt.Errorf("--collector.fabric.concurrency must be positive, got %d", n)
 	}
+	if n := o.extra.fabricSweepConcurrency; n <= 0 {
+		return fmt.Errorf("--collector.fabric.sweep-concurrency must be positive, got %d", n)
+	}
+	if d := o.extra.fabricRediscover; d <= 0 {
+		return fmt.Errorf("--collector.fabric.rediscover-interval must be positive, got %s", d)
+	}
 	if o.seriesBudget < 0 {
 		return fmt.Errorf("--web.series-budget must not be negative (0 turns the check off), got %d", o.seriesBudget)
 	}

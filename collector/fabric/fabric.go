@@ -62,7 +62,23 @@ type Config struct {
 	// Concurrency is how many local ports are queried at once. Zero
 	// means 4.
 	Concurrency int
+	// Scope is ScopeFarEnd (the default: the far end of each local port)
+	// or ScopeSwitches (every port of every switch reachable from the
+	// first selected local port, for one or a few designated hosts).
+	Scope string
+	// SweepConcurrency bounds the MADs in flight of the switches sweep.
+	// Zero means 16.
+	SweepConcurrency int
+	// Rediscover is how long the switches sweep uses a discovery before
+	// walking the fabric again. Zero means 10 minutes.
+	Rediscover time.Duration
 }
+
+// The scopes of Config.Scope.
+const (
+	ScopeFarEnd   = "far-end"
+	ScopeSwitches = "switches"
+)
 
 // Collector exports the far end of each local HCA port. It keeps its MAD
 // clients open between polls; Close closes them (ibsim frees a client
@@ -78,6 +94,10 @@ type Collector struct {
 	// guards it between the concurrent queries of one poll.
 	remotes   map[string]*remote
 	remotesMu sync.Mutex
+	// switches is the switches sweep's last discovery, made at
+	// discovered.
+	switches   []mad.Switch
+	discovered time.Time
 }
 
 // remote is what the collector remembers of a far end between polls.
@@ -99,6 +119,12 @@ func New(cfg Config, log *zap.Logger) *Collector {
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 4
+	}
+	if cfg.SweepConcurrency <= 0 {
+		cfg.SweepConcurrency = 16
+	}
+	if cfg.Rediscover <= 0 {
+		cfg.Rediscover = 10 * time.Minute
 	}
 	return &Collector{cfg: cfg, log: log, remotes: map[string]*remote{}}
 }
@@ -154,6 +180,9 @@ func (c *Collector) Update(ctx context.Context, p *collector.Poll) error {
 		if c.cfg.Filter.Match(ep.Device) {
 			eps = append(eps, ep)
 		}
+	}
+	if c.cfg.Scope == ScopeSwitches {
+		return c.sweep(ctx, p, eps)
 	}
 	results := make([]result, len(eps))
 	sem := make(chan struct{}, c.cfg.Concurrency)
@@ -347,4 +376,52 @@ func emit(p *collector.Poll, r result) {
 			p.Add(fabricSaturated, sat, append(labels, v.c.name)...)
 		}
 	}
+}
+
+// sweep reads every switch port reachable from the first selected local
+// port: a directed-route discovery when the last one is older than
+// Rediscover (or failed to find any switch), then PortInfo and the
+// counters of every port that was up at discovery. A failed MAD drops
+// its port's series for this poll and is a counted source error.
+func (c *Collector) sweep(ctx context.Context, p *collector.Poll, eps []Endpoint) error {
+	if len(eps) == 0 {
+		p.SetDevices(0)
+		return nil
+	}
+	ep := eps[0]
+	cfg := mad.SweepConfig{Concurrency: c.cfg.SweepConcurrency, Timeout: c.cfg.MADTimeout, States: true}
+	if len(c.switches) == 0 || time.Since(c.discovered) >= c.cfg.Rediscover {
+		switches, errs := mad.Discover(ctx, ep.Client, ep.Port, cfg)
+		for _, err := range errs {
+			p.SourceError(fmt.Sprintf("fabric discovery from %s port %d", ep.Device, ep.Port), err)
+		}
+		if len(switches) > 0 {
+			c.switches, c.discovered = switches, time.Now()
+		}
+	}
+	for _, sw := range c.switches {
+		p.Add(fabricSwitchInfo, 1, fmt.Sprintf("0x%016x", sw.GUID), sw.Desc, strconv.Itoa(int(sw.LID)))
+	}
+	for _, r := range mad.Sweep(ctx, ep.Client, c.switches, cfg) {
+		guid := fmt.Sprintf("0x%016x", r.Switch.GUID)
+		if r.Err != nil {
+			p.SourceError(fmt.Sprintf("fabric switch %s port %d", guid, r.Port), r.Err)
+			continue
+		}
+		labels := []string{guid, r.Switch.Desc, strconv.Itoa(int(r.Port))}
+		p.Add(fabricSwitchState, float64(r.Info.PortState), labels...)
+		p.Add(fabricSwitchPhysState, float64(r.Info.PhysState), labels...)
+		for _, v := range counterValues(r.Class, r.Counters, r.Extended) {
+			p.Add(v.c.sw, float64(v.v)*v.c.scale, labels...)
+			if fixed, stuck := v.saturated(); fixed {
+				sat := 0.0
+				if stuck {
+					sat = 1
+				}
+				p.Add(fabricSwitchSaturated, sat, append(labels, v.c.name)...)
+			}
+		}
+	}
+	p.SetDevices(len(c.switches))
+	return ctx.Err()
 }

@@ -234,3 +234,78 @@ func TestFabricSimClose(t *testing.T) {
 		}
 	}
 }
+
+// TestFabricSimSwitches sweeps every switch port of the small fabric
+// from hca1 (--collector.fabric.scope=switches): every error counter of
+// every switch port equals perfquery's, and a cable unplugged between a
+// leaf and the spine shows Down on both of its ends.
+func TestFabricSimSwitches(t *testing.T) {
+	f := ibsimtest.Start(t, ibsimtest.Small)
+	f.Console(t, `PerformanceSet "spine1"[2] PortCounters.SymbolErrorCounter=5`)
+	f.Console(t, `PerformanceSet "leaf2"[35] PortCounters.LinkDownedCounter=2`)
+	c := New(Config{Open: SimOpener(mad.SimConfig{SockName: f.SockName, Node: "hca1"}, testenv.HangGuard),
+		MADTimeout: testenv.HangGuard, Scope: ScopeSwitches}, zap.NewNop())
+	t.Cleanup(func() { c.Close() })
+	h := &simHost{f: f, c: c, errs: collector.NewSourceErrors(zap.NewNop(), 0)}
+	got := h.poll(t)
+	if h.errCount() != 0 {
+		t.Fatalf("source errors: %v", h.errs.Counts())
+	}
+	guids := map[string]string{"leaf1": "0x0000000000200000", "leaf2": "0x0000000000200001", "spine1": "0x0000000000200002"}
+	lids := map[string]string{"leaf1": "2", "leaf2": "3", "spine1": "4"}
+	ports := map[string][]int{"leaf1": {1, 2, 3, 4, 35, 36}, "leaf2": {1, 2, 3, 4, 35, 36}, "spine1": {1, 2, 3, 4}}
+	errorCounters := []string{"symbol_error", "link_error_recovery", "link_downed", "rcv_errors", "rcv_remote_physical_errors",
+		"rcv_switch_relay_errors", "xmit_discards", "xmit_constraint_errors", "rcv_constraint_errors",
+		"local_link_integrity_errors", "excessive_buffer_overrun_errors", "vl15_dropped", "xmit_wait"}
+	states := 0
+	for k := range got {
+		if strings.HasPrefix(k, "nic_fabric_switch_port_state{") {
+			states++
+		}
+	}
+	if states != 16 {
+		t.Errorf("%d switch port state series, want 16", states)
+	}
+	for sw, list := range ports {
+		if got[`nic_fabric_switch_info{switch_guid="`+guids[sw]+`",switch_node="`+sw+`",switch_lid="`+lids[sw]+`"}`] != 1 {
+			t.Errorf("no nic_fabric_switch_info for %s", sw)
+		}
+		for _, port := range list {
+			labels := fmt.Sprintf(`{switch_guid=%q,switch_node=%q,switch_port="%d"}`, guids[sw], sw, port)
+			diag := diagValues(f.Run(t, "hca2", "perfquery", lids[sw], strconv.Itoa(port)))
+			for _, name := range errorCounters {
+				key := "nic_fabric_switch_port_" + name + "_total" + labels
+				v, ok := got[key]
+				if !ok || v != float64(diag[perfqueryNames[name]]) {
+					t.Errorf("%s = %v (present %v), perfquery prints %s %d", key, v, ok, perfqueryNames[name], diag[perfqueryNames[name]])
+				}
+			}
+			if got["nic_fabric_switch_port_state"+labels] != 4 {
+				t.Errorf("%s port %d state %v, want 4", sw, port, got["nic_fabric_switch_port_state"+labels])
+			}
+		}
+	}
+	if got[`nic_fabric_switch_port_symbol_error_total{switch_guid="0x0000000000200002",switch_node="spine1",switch_port="2"}`] != 5 {
+		t.Error("the symbol errors set on spine1 port 2 are not on its series")
+	}
+
+	// leaf1 port 36 is cabled to spine1 port 1. A subnet manager sweep
+	// then routes around it, as a running OpenSM would.
+	f.Console(t, `Unlink "leaf1"[36]`)
+	f.SweepOnce(t)
+	got = h.poll(t)
+	for _, end := range []string{
+		`{switch_guid="0x0000000000200000",switch_node="leaf1",switch_port="36"}`,
+		`{switch_guid="0x0000000000200002",switch_node="spine1",switch_port="1"}`,
+	} {
+		if got["nic_fabric_switch_port_state"+end] != 1 || got["nic_fabric_switch_port_phys_state"+end] != 2 {
+			t.Errorf("after Unlink, %s: state %v phys %v, want Down (1) Polling (2)", end,
+				got["nic_fabric_switch_port_state"+end], got["nic_fabric_switch_port_phys_state"+end])
+		}
+	}
+	for _, q := range [][2]string{{"2", "36"}, {"4", "1"}} {
+		if out := f.Run(t, "hca2", "smpquery", "portinfo", q[0], q[1]); !strings.Contains(out, "LinkState:.......................Down") {
+			t.Errorf("smpquery portinfo %s %s does not show Down:\n%s", q[0], q[1], out)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package fabric
 
 import (
+	"strings"
+
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/internal/mad"
 )
@@ -33,19 +35,46 @@ var (
 		exposition.Gauge, append(append([]string(nil), remoteLabels...), "counter")...)
 )
 
-// counter is one far-end port counter: its name (as the local ports'
-// counters/ file of the infiniband collector names it), its width in
-// bits (0 for 64-bit counters), the scale from the MAD's unit to the
-// metric's, and its descriptor.
+// switchLabels are the labels of the series of the switches sweep
+// (--collector.fabric.scope=switches).
+var switchLabels = []string{"switch_guid", "switch_node", "switch_port"}
+
+var (
+	fabricSwitchInfo = exposition.MustNewDesc("nic_fabric_switch_info",
+		"Value 1 for each switch the last discovery of the switches sweep found (--collector.fabric.scope=switches): its node GUID, node description and the LID its counters are read at.",
+		exposition.Gauge, "switch_guid", "switch_node", "switch_lid")
+	fabricSwitchState = exposition.MustNewDesc("nic_fabric_switch_port_state",
+		"Logical state of the switch port as this sweep read it (PortInfo:PortState): 1 Down, 2 Init, 3 Armed, 4 Active. Every port that was up at the last discovery is read, so a link that went down since shows 1.",
+		exposition.Gauge, switchLabels...)
+	fabricSwitchPhysState = exposition.MustNewDesc("nic_fabric_switch_port_phys_state",
+		"Physical state of the switch port (PortInfo:PortPhysicalState), numbered as ibstat names them: 1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest.",
+		exposition.Gauge, switchLabels...)
+	fabricSwitchSaturated = exposition.MustNewDesc("nic_fabric_switch_port_counters_saturated",
+		"1 while a fixed-width PortCounters counter of the switch port (label counter, named like the local ports' counters/ files) is stuck at the maximum of its width (IBA 16.1.3.5), 0 otherwise.",
+		exposition.Gauge, append(append([]string(nil), switchLabels...), "counter")...)
+)
+
+// counter is one port counter: its name (as the local ports' counters/
+// file of the infiniband collector names it), its width in bits (0 for
+// 64-bit counters), the scale from the MAD's unit to the metric's, and
+// its descriptors for the far end (labels remoteLabels) and for the
+// switches sweep (labels switchLabels).
 type counter struct {
 	name  string
 	bits  uint
 	scale float64
 	desc  *exposition.Desc
+	sw    *exposition.Desc
 }
 
+// newCounter makes both descriptors of a counter from the far-end help
+// text; the switches sweep's says "switch port" for "far-end port".
 func newCounter(name, metric, help string, bits uint, scale float64) counter {
-	return counter{name: name, bits: bits, scale: scale, desc: exposition.MustNewDesc(metric, help, exposition.Counter, remoteLabels...)}
+	swHelp := strings.NewReplacer("congestion towards the local port (a switch port waiting on the host) or from it", "congestion towards the port's link partner",
+		"far-end switch port", "switch port", "far-end port", "switch port").Replace(help)
+	return counter{name: name, bits: bits, scale: scale,
+		desc: exposition.MustNewDesc(metric, help, exposition.Counter, remoteLabels...),
+		sw:   exposition.MustNewDesc(strings.Replace(metric, "nic_fabric_remote_port_", "nic_fabric_switch_port_", 1), swHelp, exposition.Counter, switchLabels...)}
 }
 
 // The far-end counters, from PortCounters (IBA 16.1.3.5) and
@@ -138,11 +167,12 @@ func counterValues(cpi mad.ClassPortInfo, pc mad.PortCounters, ext *mad.PortCoun
 
 // descs returns every metric family the collector can emit.
 func descs() []*exposition.Desc {
-	out := []*exposition.Desc{fabricLocalState, fabricRemoteUp, fabricRemoteInfo, fabricLinkUp, fabricRemoteState, fabricRemotePhysState, fabricSaturated}
+	out := []*exposition.Desc{fabricLocalState, fabricRemoteUp, fabricRemoteInfo, fabricLinkUp, fabricRemoteState, fabricRemotePhysState, fabricSaturated,
+		fabricSwitchInfo, fabricSwitchState, fabricSwitchPhysState, fabricSwitchSaturated}
 	for _, c := range []counter{cSymbolError, cLinkErrorRecovery, cLinkDowned, cRcvErrors, cRcvRemotePhys, cRcvSwitchRelay,
 		cXmitDiscards, cXmitConstraint, cRcvConstraint, cLocalLinkIntegrity, cExcessiveOverrun, cVL15Dropped, cQP1Dropped,
 		cXmitWait, cXmitData, cRcvData, cXmitPkts, cRcvPkts, cUnicastXmit, cUnicastRcv, cMulticastXmit, cMulticastRcv} {
-		out = append(out, c.desc)
+		out = append(out, c.desc, c.sw)
 	}
 	return out
 }

@@ -155,7 +155,7 @@ var fabrics atomic.Int32
 func Start(t testing.TB, tp Topology) *Fabric {
 	t.Helper()
 	ibsim := testenv.LookPath(t, "ibsim")
-	opensm := lookSbin(t, "opensm")
+	lookSbin(t, "opensm")
 	_, err := os.Stat(Preload)
 	testenv.Require(t, err == nil, Preload+" (Debian package libumad2sim0)")
 
@@ -195,14 +195,22 @@ func Start(t testing.TB, tp Topology) *Fabric {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	f.SweepOnce(t)
+	return f
+}
+
+// SweepOnce runs one OpenSM sweep (opensm --once): it assigns LIDs and
+// programs the switches' routes, for example again after an Unlink, so
+// that LID-routed MADs avoid the unplugged cable.
+func (f *Fabric) SweepOnce(t testing.TB) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.HangGuard)
 	defer cancel()
-	sm := f.Command(ctx, "", opensm, "--once", "-f", filepath.Join(f.Dir, "opensm.log"))
+	sm := f.Command(ctx, "", lookSbin(t, "opensm"), "--once", "-f", filepath.Join(f.Dir, "opensm.log"))
 	sm.Env = append(sm.Env, "OSM_TMP_DIR="+f.Dir, "OSM_CACHE_DIR="+f.Dir)
 	if out, err := sm.CombinedOutput(); err != nil {
 		t.Fatalf("opensm --once: %v\n%s\nibsim:\n%s", err, out, f.out.String())
 	}
-	return f
 }
 
 // lookSbin finds a tool in $PATH or in /usr/sbin, where Debian installs

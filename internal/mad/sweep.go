@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 )
 
 // Switch is one switch found by Discover: its identity, its LID (that of
@@ -28,10 +29,78 @@ type SwitchPort struct {
 	PhysState uint8
 }
 
+// Querier is what Discover and Sweep send through; *Client implements
+// it.
+type Querier interface {
+	NodeInfo(ctx context.Context, route Route) (NodeInfo, error)
+	NodeDescription(ctx context.Context, route Route) (string, error)
+	PortInfo(ctx context.Context, route Route, port uint8) (PortInfo, error)
+	ClassPortInfo(ctx context.Context, lid uint16) (ClassPortInfo, error)
+	PortCounters(ctx context.Context, lid uint16, port uint8) (PortCounters, error)
+	PortCountersExtended(ctx context.Context, lid uint16, port uint8) (PortCountersExtended, error)
+}
+
+var _ Querier = (*Client)(nil)
+
 // SweepConfig bounds a discovery or sweep.
 type SweepConfig struct {
 	// Concurrency is how many MADs are in flight at once; zero means 16.
 	Concurrency int
+	// Timeout bounds each MAD; zero means the context's deadline alone.
+	Timeout time.Duration
+	// States makes Sweep read each port's PortInfo too (one SMP a port,
+	// by directed route), so a link that went down since the discovery
+	// shows Down; without it PortReading.Info is the zero value.
+	States bool
+}
+
+// timed gives each MAD of q its own timeout.
+type timed struct {
+	q Querier
+	d time.Duration
+}
+
+func (t timed) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if t.d <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, t.d)
+}
+
+func (t timed) NodeInfo(ctx context.Context, r Route) (NodeInfo, error) {
+	ctx, cancel := t.ctx(ctx)
+	defer cancel()
+	return t.q.NodeInfo(ctx, r)
+}
+
+func (t timed) NodeDescription(ctx context.Context, r Route) (string, error) {
+	ctx, cancel := t.ctx(ctx)
+	defer cancel()
+	return t.q.NodeDescription(ctx, r)
+}
+
+func (t timed) PortInfo(ctx context.Context, r Route, port uint8) (PortInfo, error) {
+	ctx, cancel := t.ctx(ctx)
+	defer cancel()
+	return t.q.PortInfo(ctx, r, port)
+}
+
+func (t timed) ClassPortInfo(ctx context.Context, lid uint16) (ClassPortInfo, error) {
+	ctx, cancel := t.ctx(ctx)
+	defer cancel()
+	return t.q.ClassPortInfo(ctx, lid)
+}
+
+func (t timed) PortCounters(ctx context.Context, lid uint16, port uint8) (PortCounters, error) {
+	ctx, cancel := t.ctx(ctx)
+	defer cancel()
+	return t.q.PortCounters(ctx, lid, port)
+}
+
+func (t timed) PortCountersExtended(ctx context.Context, lid uint16, port uint8) (PortCountersExtended, error) {
+	ctx, cancel := t.ctx(ctx)
+	defer cancel()
+	return t.q.PortCountersExtended(ctx, lid, port)
 }
 
 func (c SweepConfig) limit() int {
@@ -47,7 +116,8 @@ func (c SweepConfig) limit() int {
 // an up link, and NodeDescription and every PortInfo of each switch; it
 // does not follow links that are Down. A MAD that fails drops the node or
 // port it was for and is returned in errs; the walk goes on.
-func Discover(ctx context.Context, c *Client, localPort uint8, cfg SweepConfig) (switches []Switch, errs []error) {
+func Discover(ctx context.Context, q Querier, localPort uint8, cfg SweepConfig) (switches []Switch, errs []error) {
+	c := timed{q, cfg.Timeout}
 	var mu sync.Mutex
 	seen := map[uint64]bool{}
 	sem := make(chan struct{}, cfg.limit())
@@ -90,7 +160,7 @@ func Discover(ctx context.Context, c *Client, localPort uint8, cfg SweepConfig) 
 
 // visit reads the node at the end of path; for a switch not seen before
 // it returns the switch and the paths through its other up ports.
-func visit(ctx context.Context, c *Client, path []uint8, seen map[uint64]bool, mu *sync.Mutex, do func(func())) (*Switch, [][]uint8, error) {
+func visit(ctx context.Context, c Querier, path []uint8, seen map[uint64]bool, mu *sync.Mutex, do func(func())) (*Switch, [][]uint8, error) {
 	route := DirectedRoute(path...)
 	var ni NodeInfo
 	var err error
@@ -163,8 +233,11 @@ func visit(ctx context.Context, c *Client, path []uint8, seen map[uint64]bool, m
 
 // PortReading is what Sweep read of one switch port.
 type PortReading struct {
-	Switch   *Switch
-	Port     uint8
+	Switch *Switch
+	Port   uint8
+	// Info is the port's PortInfo as read by this sweep (its state now,
+	// not at discovery), with SweepConfig.States.
+	Info     PortInfo
 	Counters PortCounters
 	// Extended is set where the switch's ClassPortInfo indicates
 	// PortCountersExtended and it was read.
@@ -173,11 +246,14 @@ type PortReading struct {
 	Err      error
 }
 
-// Sweep reads PortCounters, and PortCountersExtended where indicated, of
-// every port of every switch, with at most cfg.Concurrency MADs in
-// flight. Each switch's ClassPortInfo is read first. The readings come
+// Sweep reads PortCounters, PortCountersExtended where indicated, and
+// with cfg.States PortInfo (the state now, not at discovery), of every
+// port of every switch that was up at discovery, with at most cfg.Concurrency MADs in
+// flight and each MAD bounded by cfg.Timeout. Each switch's ClassPortInfo
+// is read first. The readings come
 // back in switch and port order; a failed read has Err set.
-func Sweep(ctx context.Context, c *Client, switches []Switch, cfg SweepConfig) []PortReading {
+func Sweep(ctx context.Context, q Querier, switches []Switch, cfg SweepConfig) []PortReading {
+	c := timed{q, cfg.Timeout}
 	var out []PortReading
 	for i := range switches {
 		for _, p := range switches[i].Ports {
@@ -215,6 +291,11 @@ func Sweep(ctx context.Context, c *Client, switches []Switch, cfg SweepConfig) [
 				return
 			}
 			r.Class = classes[i]
+			if cfg.States {
+				if r.Info, r.Err = c.PortInfo(ctx, DirectedRoute(r.Switch.Path...), r.Port); r.Err != nil {
+					return
+				}
+			}
 			r.Counters, r.Err = c.PortCounters(ctx, r.Switch.LID, r.Port)
 			if r.Err == nil && r.Class.ExtendedCounters() > 0 {
 				if e, err := c.PortCountersExtended(ctx, r.Switch.LID, r.Port); err == nil {
