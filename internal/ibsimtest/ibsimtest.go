@@ -32,9 +32,10 @@ import (
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
-// Preload is libumad2sim, which makes libibumad's users (opensm and the
-// diags) talk to ibsim instead of /dev/infiniband.
-const Preload = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
+// preloadGlob finds libumad2sim, which makes libibumad's users (opensm
+// and the diags) talk to ibsim instead of /dev/infiniband, in Debian's
+// multiarch library directory of any architecture.
+const preloadGlob = "/usr/lib/*/umad2sim/libumad2sim.so"
 
 // Topology describes a two-level fat tree: Leaves leaf switches with
 // HostsPerLeaf single-port HCAs each, and Spines spine switches, each
@@ -141,6 +142,8 @@ type Fabric struct {
 	SockName string
 	// Topology is the simulated fabric.
 	Topology Topology
+	// Preload is the libumad2sim.so the tools run with.
+	Preload string
 
 	cmd     *exec.Cmd
 	console *os.File
@@ -156,13 +159,14 @@ func Start(t testing.TB, tp Topology) *Fabric {
 	t.Helper()
 	ibsim := testenv.LookPath(t, "ibsim")
 	lookSbin(t, "opensm")
-	_, err := os.Stat(Preload)
-	testenv.Require(t, err == nil, Preload+" (Debian package libumad2sim0)")
+	preload, _ := filepath.Glob(preloadGlob)
+	testenv.Require(t, len(preload) > 0, preloadGlob+" (Debian package libumad2sim0)")
 
 	f := &Fabric{
 		Dir:      t.TempDir(),
 		SockName: fmt.Sprintf("nicexp%d-%d", os.Getpid(), fabrics.Add(1)),
 		Topology: tp,
+		Preload:  preload[0],
 		out:      &syncBuffer{},
 	}
 	net := filepath.Join(f.Dir, "net")
@@ -248,7 +252,7 @@ func (f *Fabric) listening() bool {
 func (f *Fabric) Command(ctx context.Context, node, name string, args ...string) *exec.Cmd {
 	c := exec.CommandContext(ctx, name, args...)
 	c.Dir = f.Dir
-	c.Env = append(os.Environ(), "LD_PRELOAD="+Preload, "IBSIM_SOCKNAME="+f.SockName, "SIM_HOST="+node)
+	c.Env = append(os.Environ(), "LD_PRELOAD="+f.Preload, "IBSIM_SOCKNAME="+f.SockName, "SIM_HOST="+node)
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
 	c.WaitDelay = time.Second
