@@ -12,12 +12,14 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector/applog"
 	"github.com/nic-exporter/nic_exporter/collector/devlinkhealth"
 	"github.com/nic-exporter/nic_exporter/collector/ethtool"
+	"github.com/nic-exporter/nic_exporter/collector/fabric"
 	"github.com/nic-exporter/nic_exporter/collector/infiniband"
 	"github.com/nic-exporter/nic_exporter/collector/kmsg"
 	"github.com/nic-exporter/nic_exporter/collector/netdev"
 	"github.com/nic-exporter/nic_exporter/collector/phy"
 	"github.com/nic-exporter/nic_exporter/collector/vma"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
+	"github.com/nic-exporter/nic_exporter/internal/mad"
 )
 
 // collectorSpec describes one collector: its flags and how to build it.
@@ -28,6 +30,9 @@ type collectorSpec struct {
 	defaultTimeout  string
 	// flags registers the collector's own flags, if it has any, into x.
 	flags func(app *kingpin.Application, x *extraFlags)
+	// off makes the collector opt-in: disabled unless --collector.<name>
+	// is given.
+	off bool
 	// build makes the collector from its flags, its device filter and the
 	// sources it reads.
 	build func(x *extraFlags, src *Sources, filter collector.NameFilter, log *zap.Logger) (collector.Collector, error)
@@ -74,12 +79,23 @@ type extraFlags struct {
 	devlinkCapture devlinkhealth.CaptureConfig
 
 	phyModuleInterval time.Duration
+
+	fabricTransport        string
+	fabricMADTimeout       time.Duration
+	fabricConcurrency      int
+	fabricScope            string
+	fabricSweepConcurrency int
+	fabricRediscover       time.Duration
 }
 
 func (s collectorSpec) addFlags(app *kingpin.Application, x *extraFlags) *collectorFlags {
 	cf := &collectorFlags{spec: s}
 	p := "collector." + s.name
-	app.Flag(p, "Enable the "+s.name+" collector: "+s.help+" Disable with --no-"+p+".").Default("true").BoolVar(&cf.enabled)
+	if s.off {
+		app.Flag(p, "Enable the "+s.name+" collector (off by default): "+s.help).Default("false").BoolVar(&cf.enabled)
+	} else {
+		app.Flag(p, "Enable the "+s.name+" collector: "+s.help+" Disable with --no-"+p+".").Default("true").BoolVar(&cf.enabled)
+	}
 	app.Flag(p+".interval", "How often the "+s.name+" collector polls its sources.").Default(s.defaultInterval).DurationVar(&cf.interval)
 	app.Flag(p+".timeout", "How long one poll of the "+s.name+" collector may take before it counts as failed.").Default(s.defaultTimeout).DurationVar(&cf.timeout)
 	app.Flag(p+".device-include", "Regular expression (anchored) of the devices the "+s.name+" collector reads; empty means all.").StringVar(&cf.include)
@@ -206,7 +222,38 @@ func collectorSpecs() []collectorSpec {
 			},
 			build: buildPhy,
 		},
+		{
+			name:            "fabric",
+			help:            "the InfiniBand switch port (or HCA) at the far end of each local HCA port, read over management datagrams: its identity, state, and error, congestion and traffic counters, labelled with both ends of the cable. Needs read-write access to /dev/infiniband/umad*.",
+			defaultInterval: "30s",
+			defaultTimeout:  "10s",
+			off:             true,
+			flags: func(app *kingpin.Application, x *extraFlags) {
+				const p = "collector.fabric"
+				app.Flag(p+".transport", "How the fabric collector sends management datagrams: umad (the kernel's /dev/infiniband/umadN, one per local port) or ibsim (a simulated fabric: ibsim's socket named by IBSIM_SOCKNAME, attached at the node SIM_HOST names, as ibsim's own client library reads them).").Default("umad").EnumVar(&x.fabricTransport, "umad", "ibsim")
+				app.Flag(p+".mad-timeout", "How long the fabric collector waits for each management datagram's answer; with umad the kernel resends it once halfway. A query that times out is a counted source error and the poll goes on.").Default("500ms").DurationVar(&x.fabricMADTimeout)
+				app.Flag(p+".concurrency", "How many local ports the fabric collector queries at once.").Default("4").IntVar(&x.fabricConcurrency)
+				app.Flag(p+".scope", "What the fabric collector reads: far-end (the port at the other end of each local port's cable; every node can run it) or switches (every port of every switch reachable from the first selected local port, by directed-route discovery: for one or a few designated hosts; raise --"+p+".timeout for large fabrics).").Default("far-end").EnumVar(&x.fabricScope, "far-end", "switches")
+				app.Flag(p+".sweep-concurrency", "With --"+p+".scope=switches, how many management datagrams are in flight at once.").Default("16").IntVar(&x.fabricSweepConcurrency)
+				app.Flag(p+".rediscover-interval", "With --"+p+".scope=switches, how long a discovery of the fabric's switches is used before the fabric is walked again; each poll reads the ports found up at the last discovery.").Default("10m").DurationVar(&x.fabricRediscover)
+			},
+			build: buildFabric,
+		},
 	}
+}
+
+func buildFabric(x *extraFlags, src *Sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {
+	var open fabric.Opener
+	switch {
+	case src.Fabric != nil:
+		open = src.Fabric
+	case x.fabricTransport == "ibsim":
+		open = fabric.SimOpener(mad.SimConfigFromEnv(), x.fabricMADTimeout)
+	default:
+		open = fabric.UmadOpener(src.SysfsPath, fabric.UmadDir, x.fabricMADTimeout)
+	}
+	return fabric.New(fabric.Config{Open: open, Filter: f, MADTimeout: x.fabricMADTimeout, Concurrency: x.fabricConcurrency,
+		Scope: x.fabricScope, SweepConcurrency: x.fabricSweepConcurrency, Rediscover: x.fabricRediscover}, log), nil
 }
 
 func buildPhy(x *extraFlags, src *Sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {

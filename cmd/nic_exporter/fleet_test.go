@@ -141,7 +141,9 @@ func TestDefaultScrapeServesEveryQueriedMetric(t *testing.T) {
 	}
 	for _, run := range runs {
 		t.Run(run.name, func(t *testing.T) {
-			args := []string{"--demo", "--demo.elapsed=" + run.elapsed, "--collector.devlink.capture-dir=" + t.TempDir()}
+			// The opt-in fabric collector is on: the dashboards query its
+			// series, which the demo serves with it.
+			args := []string{"--demo", "--demo.elapsed=" + run.elapsed, "--collector.devlink.capture-dir=" + t.TempDir(), "--collector.fabric"}
 			if run.faults != "" {
 				args = append(args, "--demo.faults="+run.faults)
 			}

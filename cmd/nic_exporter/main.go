@@ -172,6 +172,18 @@ func (o *options) check() error {
 	if n := o.extra.devlinkCapture.MaxBytes; n <= 0 {
 		return fmt.Errorf("--collector.devlink.capture-max-bytes must be positive, got %d", n)
 	}
+	if d := o.extra.fabricMADTimeout; d <= 0 {
+		return fmt.Errorf("--collector.fabric.mad-timeout must be positive, got %s", d)
+	}
+	if n := o.extra.fabricConcurrency; n <= 0 {
+		return fmt.Errorf("--collector.fabric.concurrency must be positive, got %d", n)
+	}
+	if n := o.extra.fabricSweepConcurrency; n <= 0 {
+		return fmt.Errorf("--collector.fabric.sweep-concurrency must be positive, got %d", n)
+	}
+	if d := o.extra.fabricRediscover; d <= 0 {
+		return fmt.Errorf("--collector.fabric.rediscover-interval must be positive, got %s", d)
+	}
 	if o.seriesBudget < 0 {
 		return fmt.Errorf("--web.series-budget must not be negative (0 turns the check off), got %d", o.seriesBudget)
 	}
@@ -317,6 +329,7 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	log.Info("starting nic_exporter", zap.String("version", version.Info()), zap.String("build", version.BuildContext()))
 	var wg sync.WaitGroup
 	var host *demo.Host
+	var closers []io.Closer
 	pollCtx, cancelPolls := context.WithCancel(context.Background())
 	// stopBy is when the shutdown grace ends, once a signal came: the
 	// scrapes in flight and the collectors share it.
@@ -341,6 +354,13 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 			// process exits now, and a late write into it fails
 			// harmlessly instead of leaving the directory behind.
 			log.Warn("collectors did not stop within the shutdown grace; exiting without them", zap.Duration("grace", o.shutdownGrace))
+		}
+		// Collectors that hold a resource across polls (the fabric
+		// collector's MAD clients) release it.
+		for _, c := range closers {
+			if err := c.Close(); err != nil {
+				log.Warn("closing a collector failed", zap.Error(err))
+			}
 		}
 		// After the polls and the demo's own updater have stopped, or
 		// the grace ran out.
@@ -382,6 +402,9 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 		c, err := cf.build(&o.extra, src, log.Named(cf.spec.name))
 		if err != nil {
 			return fmt.Errorf("collector %s: %w", cf.spec.name, err)
+		}
+		if cl, ok := c.(io.Closer); ok {
+			closers = append(closers, cl)
 		}
 		runners = append(runners, collector.NewRunner(c, collector.RunnerConfig{
 			Interval:         cf.interval,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector/devlinkhealth"
 	"github.com/nic-exporter/nic_exporter/collector/ethtool"
+	"github.com/nic-exporter/nic_exporter/collector/fabric"
 	"github.com/nic-exporter/nic_exporter/collector/kmsg"
 	"github.com/nic-exporter/nic_exporter/collector/netdev"
 	"github.com/nic-exporter/nic_exporter/collector/phy"
@@ -73,6 +74,11 @@ type Sources struct {
 	// stamps module reads; nil means time.Now.
 	Phy    func(log *zap.Logger) (phy.Source, error)
 	PhyNow func() time.Time
+
+	// Fabric, when set, opens the fabric collector's endpoints instead
+	// of the transport --collector.fabric.transport names (the demo
+	// host's far end).
+	Fabric fabric.Opener
 }
 
 // hostSources returns this host's sources, as the flags name them.
@@ -143,5 +149,9 @@ func demoSources(h *demo.Host, o *options) *Sources {
 		Phy:              func(*zap.Logger) (phy.Source, error) { return h.PhySource(), nil },
 		// Module reads are stamped with the demo clock, frozen or not.
 		PhyNow: func() time.Time { return h.Start().Add(h.Elapsed()) },
+		// The switch port at the far end of the demo's InfiniBand port.
+		Fabric: func(*zap.Logger) ([]fabric.Endpoint, error) {
+			return []fabric.Endpoint{{Device: "mlx5_0", Port: 1, Client: h.FabricPort()}}, nil
+		},
 	}
 }

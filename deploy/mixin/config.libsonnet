@@ -75,5 +75,12 @@
 
     // nic-logs.
     pcieCorrectedErrors: 5,  // corrected PCIe AER records in an hour above this fire.
+
+    // nic-fabric (the opt-in fabric collector: the far end of each local InfiniBand port).
+    fabricSymbolErrors: 10,  // symbol errors of the far-end port in 10 minutes above this fire.
+    fabricRcvErrors: 10,  // receive errors of the far-end port in 10 minutes above this fire.
+    fabricXmitWaitRate: 1e5,  // PortXmitWait ticks per second of the far-end port above this (the tick is device-specific: tune it)...
+    fabricCongestionFor: '15m',  // ...for this long.
+    fabricEndsDisagreeFor: '5m',  // one end of a cable Active and the other not, this long.
   },
 }

@@ -33,6 +33,7 @@ local mixin =
   (import 'alerts/logs.libsonnet') +
   (import 'alerts/physical-layer.libsonnet') +
   (import 'alerts/pcie-aer.libsonnet') +
+  (import 'alerts/fabric.libsonnet') +
   // Recording rule groups, in the order of rules.yml.
   (import 'rules/fleet.libsonnet') +
   (import 'rules/physical-layer.libsonnet');
