@@ -12,23 +12,34 @@ import (
 	"github.com/nic-exporter/nic_exporter/nodehealth"
 )
 
-// verdictOf reads /health of e.
-func (e *exporter) verdict(t *testing.T) (*nodehealth.Verdict, int) {
+// tryVerdict reads /health of e; an exporter that does not listen yet
+// is an error, an answer that is not a verdict fails the test.
+func (e *exporter) tryVerdict(t *testing.T) (*nodehealth.Verdict, int, error) {
 	t.Helper()
 	resp, err := http.Get("http://" + e.addr + "/health")
 	if err != nil {
-		t.Fatal(err)
+		return nil, 0, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatal(err)
+		return nil, 0, err
 	}
 	var v nodehealth.Verdict
 	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatalf("/health: %v\n%s", err, b)
 	}
-	return &v, resp.StatusCode
+	return &v, resp.StatusCode, nil
+}
+
+// verdict reads /health of e.
+func (e *exporter) verdict(t *testing.T) (*nodehealth.Verdict, int) {
+	t.Helper()
+	v, code, err := e.tryVerdict(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, code
 }
 
 // waitVerdict polls /health until cond holds, within the hang guard.
@@ -36,12 +47,12 @@ func (e *exporter) waitVerdict(t *testing.T, what string, cond func(*nodehealth.
 	t.Helper()
 	deadline := time.Now().Add(testenv.HangGuard)
 	for {
-		v, _ := e.verdict(t)
-		if cond(v) {
+		v, _, err := e.tryVerdict(t)
+		if err == nil && cond(v) {
 			return v
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within the hang guard; last verdict %+v\n%s", what, v, e.stderr.String())
+			t.Fatalf("%s: not within the hang guard; last verdict %+v (%v)\n%s", what, v, err, e.stderr.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

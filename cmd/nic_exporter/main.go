@@ -61,6 +61,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "diagnose" {
 		os.Exit(runDiagnose(os.Args[2:], os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "check" {
+		os.Exit(runCheck(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stderr))
 }
 
@@ -97,7 +100,7 @@ type healthFlags struct {
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
-	app := kingpin.New("nic_exporter", "Prometheus exporter for the health of high-performance NICs: devlink health, ethtool, InfiniBand, PCIe and VMA statistics. `nic_exporter diagnose --help` describes the subcommand that reads support bundles instead.")
+	app := kingpin.New("nic_exporter", "Prometheus exporter for the health of high-performance NICs: devlink health, ethtool, InfiniBand, PCIe and VMA statistics. `nic_exporter diagnose --help` describes the subcommand that reads support bundles instead, `nic_exporter check --help` the one that reads this daemon's node verdict for Slurm, NHC and node-problem-detector.")
 	app.UsageWriter(stderr)
 	app.ErrorWriter(stderr)
 	app.Version(version.Print("nic_exporter"))
