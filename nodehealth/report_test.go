@@ -55,3 +55,25 @@ func TestReportNPDCutsOnRunes(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+func TestVerdictOnly(t *testing.T) {
+	v := &Verdict{Status: VerdictUnhealthy, Reason: "x", Conditions: []Condition{
+		{Type: "NICFirmwareFatal", Status: StatusTrue, Reason: "FirmwareFatalError", Devices: []string{"pci/0000:08:00.0"}},
+		{Type: "NICLinkDown", Status: StatusFalse, Reason: HealthyReason},
+	}}
+	only, err := v.Only([]string{"NICLinkDown"})
+	if err != nil || only.Status != VerdictOK || len(only.Conditions) != 1 {
+		t.Errorf("NICLinkDown only: %+v, %v", only, err)
+	}
+	only, err = v.Only([]string{"NICFirmwareFatal"})
+	if err != nil || only.Status != VerdictUnhealthy || only.Reason != "NICFirmwareFatal (FirmwareFatalError) on pci/0000:08:00.0" {
+		t.Errorf("NICFirmwareFatal only: %+v, %v", only, err)
+	}
+	if _, err := v.Only([]string{"NICFirmwareFatl"}); err == nil || !strings.Contains(err.Error(), "NICFirmwareFatl") {
+		t.Errorf("a typo: %v", err)
+	}
+	u := &Verdict{Status: VerdictUnknown, Reason: "starting", Conditions: v.Conditions}
+	if only, err := u.Only([]string{"NICFirmwareFatal"}); err != nil || only.Status != VerdictUnknown {
+		t.Errorf("unknown: %+v, %v", only, err)
+	}
+}

@@ -82,3 +82,44 @@ func (v *Verdict) summarize() {
 	}
 	v.Status, v.Reason = VerdictUnhealthy, strings.Join(parts, "; ")
 }
+
+// Only returns the verdict restricted to the conditions named in types,
+// with its status and reason recomputed from them; an unknown verdict
+// stays unknown. A name that is not a condition of the verdict is an
+// error, so that a typo in a monitor's configuration cannot pass as a
+// healthy node.
+func (v *Verdict) Only(types []string) (*Verdict, error) {
+	want := make(map[string]bool, len(types))
+	for _, t := range types {
+		want[t] = true
+	}
+	out := *v
+	out.Conditions = nil
+	for _, c := range v.Conditions {
+		if want[c.Type] {
+			out.Conditions = append(out.Conditions, c)
+			delete(want, c.Type)
+		}
+	}
+	if len(want) > 0 {
+		var missing []string
+		for _, t := range types {
+			if want[t] {
+				missing = append(missing, t)
+			}
+		}
+		return nil, fmt.Errorf("no node condition %s; the verdict has %s", strings.Join(missing, ", "), strings.Join(v.types(), ", "))
+	}
+	if v.Status != VerdictUnknown {
+		out.summarize()
+	}
+	return &out, nil
+}
+
+func (v *Verdict) types() []string {
+	var out []string
+	for _, c := range v.Conditions {
+		out = append(out, c.Type)
+	}
+	return out
+}

@@ -23,7 +23,8 @@ const checkHelp = `Read the node verdict of the local nic_exporter and exit with
 
 SYNOPSIS
   nic_exporter check [--url=http://127.0.0.1:21180] [--format=text|nhc|npd]
-                     [--slurm.drain] [--slurm.resume] [--slurm.node=NAME]
+                     [--condition=TYPE]... [--slurm.drain] [--slurm.resume]
+                     [--slurm.node=NAME]
 
 DESCRIPTION
   Reads /health of the running daemon (the node conditions of
@@ -67,9 +68,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		node       string
 		scontrol   string
 		minDrained time.Duration
+		conditions []string
 	)
 	app.Flag("url", "Address of the local exporter, or its /health URL.").Default("http://127.0.0.1" + defaultAddress).StringVar(&rawURL)
 	app.Flag("format", "Output format: text, nhc or npd.").Default(nodehealth.FormatText).EnumVar(&format, nodehealth.Formats()...)
+	app.Flag("condition", "Judge only this node condition (repeatable), e.g. NICFirmwareFatal: one node-problem-detector rule per condition. Default: all.").StringsVar(&conditions)
 	app.Flag("timeout", "How long to wait for /health (and for each scontrol call).").Default("5s").DurationVar(&timeout)
 	app.Flag("npd.max-output-length", "Longest message of --format=npd, in bytes: the max_output_length of the node-problem-detector plugin config (NPD's default is 80).").Default(fmt.Sprint(nodehealth.DefaultNPDMaxOutput)).IntVar(&npdMax)
 	app.Flag("slurm.drain", "Drain the Slurm node when the verdict is unhealthy and the node is not drained yet.").BoolVar(&drain)
@@ -99,6 +102,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	v, err := nodehealth.Fetch(ctx, &http.Client{}, healthURL)
 	cancel()
+	if err == nil && len(conditions) > 0 {
+		v, err = v.Only(conditions)
+	}
 	out, code := nodehealth.Report(v, err, format, npdMax)
 	if _, werr := io.WriteString(stdout, out); werr != nil {
 		fmt.Fprintf(stderr, "nic_exporter check: writing the report: %v\n", werr)

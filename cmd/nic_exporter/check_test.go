@@ -46,6 +46,9 @@ func TestCheckFormats(t *testing.T) {
 		{"nhc sick", []string{"--url=http://" + sick.addr, "--format=nhc"}, "UNHEALTHY: " + sickReason + "\n", 1},
 		{"npd sick", []string{"--url=http://" + sick.addr, "--format=npd"}, sickReason + "\n", 1},
 		{"npd sick, short", []string{"--url=http://" + sick.addr, "--format=npd", "--npd.max-output-length=30"}, "NICFirmwareFatal (FirmwareF...\n", 1},
+		{"one condition, true", []string{"--url=http://" + sick.addr, "--format=npd", "--condition=NICFirmwareFatal"}, sickReason + "\n", 1},
+		{"one condition, false", []string{"--url=http://" + sick.addr, "--format=nhc", "--condition=NICLinkDown"}, "OK\n", 0},
+		{"a condition that does not exist", []string{"--url=http://" + sick.addr, "--condition=NICFirmwareFatl"}, "UNKNOWN: no node condition NICFirmwareFatl; the verdict has NICFirmwareFatal, ", 2},
 		{"no daemon", []string{"--url=http://" + gone, "--format=npd"}, "reading the node health: Get ", 2},
 		{"not the exporter", []string{"--url=http://" + healthy.addr + "/metrics"}, "UNKNOWN: the node health answer (HTTP 200 OK) is not a verdict", 2},
 	} {
