@@ -220,6 +220,7 @@ func TestSlurmDrain(t *testing.T) {
 		reason = c.run(t, "sinfo", "-R", "-h", "-o", "%E|%H")
 		return strings.HasPrefix(reason, want+"|")
 	})
+	seen := time.Now()
 	if got := c.run(t, "sinfo", "-h", "-o", "%T"); got != "drained" {
 		t.Errorf("node state %q, want drained", got)
 	}
@@ -229,8 +230,11 @@ func TestSlurmDrain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("time to drain: %s from the verdict's transition (%s) to Slurm's drain record (%s, whole seconds)",
-		drainedAt.Sub(setAt.Truncate(time.Second)), setAt.Format(time.RFC3339Nano), drainedAt.Format(time.RFC3339))
+	t.Logf("time to drain: %s from the verdict's transition (%s) until sinfo -R showed the reason (polled every 50 ms); Slurm recorded the drain at %s",
+		seen.Sub(setAt).Round(10*time.Millisecond), setAt.Format(time.RFC3339Nano), drainedAt.Format(time.RFC3339))
+	if drainedAt.Before(setAt.Truncate(time.Second)) {
+		t.Errorf("Slurm recorded the drain at %s, before the verdict's transition at %s", drainedAt, setAt)
+	}
 
 	job := c.run(t, "sbatch", "--parsable", "-o", "/dev/null", "--wrap", "true")
 	if job == "" {
