@@ -67,6 +67,9 @@ type Evaluator struct {
 	errLog map[string]string
 
 	verdict atomic.Pointer[Verdict]
+	// errors counts the snapshots that could not be read
+	// (nic_exporter_node_health_snapshot_errors_total).
+	errors atomic.Uint64
 }
 
 // cached is a source's last parsed snapshot.
@@ -207,23 +210,34 @@ func (e *Evaluator) samples() samples {
 		snap := s.Snapshot()
 		c, ok := e.cache[s.Name()]
 		if !ok || c.snap != snap {
-			var buf bytes.Buffer
-			if _, err := snap.WriteTo(&buf, exposition.Text); err != nil {
-				e.logOnce(s.Name(), fmt.Errorf("rendering the snapshot: %w", err))
-				continue
-			}
-			parsed, err := parseSamples(&buf, e.want)
+			parsed, err := e.parse(snap)
 			if err != nil {
+				// The last samples that parsed stand in, so that a
+				// condition neither clears nor sets on a snapshot
+				// that cannot be read. The snapshot is remembered:
+				// it is not parsed again, nor logged again.
 				e.logOnce(s.Name(), err)
-				continue
+				c.snap = snap
+				e.cache[s.Name()] = c
+				e.errors.Add(1)
+			} else {
+				delete(e.errLog, s.Name())
+				c = cached{snap: snap, samples: parsed}
+				e.cache[s.Name()] = c
 			}
-			delete(e.errLog, s.Name())
-			c = cached{snap: snap, samples: parsed}
-			e.cache[s.Name()] = c
 		}
 		all.merge(c.samples)
 	}
 	return all
+}
+
+// parse reads the families the rules need from a snapshot.
+func (e *Evaluator) parse(snap *exposition.Snapshot) (samples, error) {
+	var buf bytes.Buffer
+	if _, err := snap.WriteTo(&buf, exposition.Text); err != nil {
+		return nil, fmt.Errorf("rendering the snapshot: %w", err)
+	}
+	return parseSamples(&buf, e.want)
 }
 
 // logOnce logs a source's error when it differs from the last one logged.
@@ -232,7 +246,7 @@ func (e *Evaluator) logOnce(source string, err error) {
 		return
 	}
 	e.errLog[source] = err.Error()
-	e.log.Error("node health cannot read a collector's snapshot; its conditions keep their last evidence", zap.String("collector", source), zap.Error(err))
+	e.log.Error("node health cannot read a collector's snapshot; the collector's last readable snapshot stands in", zap.String("collector", source), zap.Error(err))
 }
 
 // update applies one evaluation to the condition and reports whether its

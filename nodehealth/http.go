@@ -80,20 +80,27 @@ func decodeVerdict(r io.Reader, status string) (*Verdict, error) {
 const conditionDescHelp = "Node conditions of the NIC verdict (docs/node-health.md): 1 while the condition is true, 0 while it is false or the verdict is unknown. The reason label is the condition's one reason; it does not change with the value."
 
 // Collector returns a Prometheus collector of nic_exporter_node_condition,
-// one series per condition. It reads the latest verdict only.
+// one series per condition, and of
+// nic_exporter_node_health_snapshot_errors_total. It reads the latest
+// verdict and a counter only.
 func (e *Evaluator) Collector() prometheus.Collector {
 	return &conditionCollector{
-		e:    e,
-		desc: prometheus.NewDesc("nic_exporter_node_condition", conditionDescHelp, []string{"condition", "reason"}, nil),
+		e:      e,
+		desc:   prometheus.NewDesc("nic_exporter_node_condition", conditionDescHelp, []string{"condition", "reason"}, nil),
+		errors: prometheus.NewDesc("nic_exporter_node_health_snapshot_errors_total", "Collector snapshots the node verdict could not read (logged once per collector and error); the collector's last readable snapshot stands in.", nil, nil),
 	}
 }
 
 type conditionCollector struct {
-	e    *Evaluator
-	desc *prometheus.Desc
+	e      *Evaluator
+	desc   *prometheus.Desc
+	errors *prometheus.Desc
 }
 
-func (c *conditionCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *conditionCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.desc
+	ch <- c.errors
+}
 
 func (c *conditionCollector) Collect(ch chan<- prometheus.Metric) {
 	v := c.e.Verdict()
@@ -108,4 +115,5 @@ func (c *conditionCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, val, d.Type, d.Reason)
 	}
+	ch <- prometheus.MustNewConstMetric(c.errors, prometheus.CounterValue, float64(c.e.errors.Load()))
 }

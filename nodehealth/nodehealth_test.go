@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 )
@@ -417,7 +418,7 @@ func TestHandlerAndCollector(t *testing.T) {
 			for _, l := range m.GetLabel() {
 				ls = append(ls, l.GetName()+"="+l.GetValue())
 			}
-			got = append(got, fmt.Sprintf("%s{%s} %g", f.GetName(), strings.Join(ls, ","), m.GetGauge().GetValue()))
+			got = append(got, fmt.Sprintf("%s{%s} %g", f.GetName(), strings.Join(ls, ","), m.GetGauge().GetValue()+m.GetCounter().GetValue()))
 		}
 	}
 	want := []string{
@@ -427,6 +428,7 @@ func TestHandlerAndCollector(t *testing.T) {
 		"nic_exporter_node_condition{condition=NICWatchdogReset,reason=ENAWatchdogExpired} 0",
 		"nic_exporter_node_condition{condition=PCIeLinkDegraded,reason=PCIeLinkBelowCapability} 1",
 		"nic_exporter_node_condition{condition=TransceiverFailing,reason=RxPowerBelowAlarm} 0",
+		"nic_exporter_node_health_snapshot_errors_total{} 0",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("nic_exporter_node_condition (-want +got):\n%s", diff)
@@ -479,4 +481,52 @@ func FuzzParseSamples(f *testing.F) {
 			}
 		}
 	})
+}
+
+// malformedSnapshot is a snapshot the text parser refuses: one family
+// name twice, with different label names (the builder does not check
+// that two descriptors of one name agree).
+func malformedSnapshot() *exposition.Snapshot {
+	b := exposition.NewBuilder()
+	b.Add(exposition.MustNewDesc("nic_pcie_link_degraded", "a", exposition.Gauge, "device"), 0, "x")
+	b.Add(exposition.MustNewDesc("nic_pcie_link_degraded", "b", exposition.Gauge, "port"), 0, "y")
+	return b.Snapshot()
+}
+
+// TestUnreadableSnapshotKeepsLastEvidence checks that a snapshot that
+// cannot be parsed neither clears nor sets a condition: the collector's
+// last readable snapshot stands in, the error is logged once and
+// counted.
+func TestUnreadableSnapshotKeepsLastEvidence(t *testing.T) {
+	clk := newClock()
+	src := &fakeSource{name: "netdev"}
+	core, logs := observer.New(zap.ErrorLevel)
+	e, err := New(Config{Sources: []Source{src}, Interval: time.Second, ClearAfter: time.Minute, Now: clk.now}, zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.set(buildSnapshot(t, with(healthyHost(), gauge("nic_pcie_link_degraded", 1, "device", "enp8s0f1np1", "pci_address", "0000:08:00.1"))...))
+	e.Evaluate()
+	src.set(malformedSnapshot())
+	for range 3 {
+		clk.advance(time.Minute)
+		e.Evaluate()
+		if c := condition(t, e.Verdict(), "PCIeLinkDegraded"); c.Status != StatusTrue || c.ClearsAt != nil {
+			t.Fatalf("an unreadable snapshot changed the condition: %+v", c)
+		}
+	}
+	if n := logs.FilterMessageSnippet("cannot read a collector's snapshot").Len(); n != 1 {
+		t.Errorf("logged %d times, want once", n)
+	}
+	if n := e.errors.Load(); n != 1 {
+		t.Errorf("counted %d errors, want 1 (one snapshot)", n)
+	}
+	// A readable snapshot again: the evidence is gone, the hold time runs.
+	src.set(buildSnapshot(t, healthyHost()...))
+	e.Evaluate()
+	clk.advance(time.Minute)
+	e.Evaluate()
+	if c := condition(t, e.Verdict(), "PCIeLinkDegraded"); c.Status != StatusFalse {
+		t.Fatalf("not cleared after a readable healthy snapshot and the hold time: %+v", c)
+	}
 }
