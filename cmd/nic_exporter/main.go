@@ -37,6 +37,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector/scrape"
 	"github.com/nic-exporter/nic_exporter/internal/demo"
 	"github.com/nic-exporter/nic_exporter/internal/logging"
+	"github.com/nic-exporter/nic_exporter/nodehealth"
 )
 
 // defaultAddress is outside the exporter port range 9100-9999, which the
@@ -59,6 +60,9 @@ func main() {
 	// it, and its --help is a manual page of its own.
 	if len(os.Args) > 1 && os.Args[1] == "diagnose" {
 		os.Exit(runDiagnose(os.Args[2:], os.Stdout, os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "check" {
+		os.Exit(runCheck(os.Args[2:], os.Stdout, os.Stderr))
 	}
 	os.Exit(run(os.Args[1:], os.Stderr))
 }
@@ -86,10 +90,17 @@ type options struct {
 	errLogInterval time.Duration
 	collectors     []*collectorFlags
 	extra          extraFlags
+	health         healthFlags
+}
+
+// healthFlags configure the node verdict (package nodehealth).
+type healthFlags struct {
+	interval   time.Duration
+	clearAfter time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
-	app := kingpin.New("nic_exporter", "Prometheus exporter for the health of high-performance NICs: devlink health, ethtool, InfiniBand, PCIe and VMA statistics. `nic_exporter diagnose --help` describes the subcommand that reads support bundles instead.")
+	app := kingpin.New("nic_exporter", "Prometheus exporter for the health of high-performance NICs: devlink health, ethtool, InfiniBand, PCIe and VMA statistics. `nic_exporter diagnose --help` describes the subcommand that reads support bundles instead, `nic_exporter check --help` the one that reads this daemon's node verdict for Slurm, NHC and node-problem-detector.")
 	app.UsageWriter(stderr)
 	app.ErrorWriter(stderr)
 	app.Version(version.Print("nic_exporter"))
@@ -112,6 +123,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	app.Flag("demo.faults", "Documented faults to schedule on the demo host, as name@start or name@start-end, comma-separated, e.g. pcie_degraded@4m,link_flap@2m-3m. Known: "+joinFaults()+".").StringVar(&o.demoFaults)
 	app.Flag("demo.elapsed", "Freeze the demo clock at this time after the start (reproducible output).").DurationVar(&o.demoElapsed)
 	app.Flag("demo.start", "Wall-clock time (RFC 3339, e.g. 2026-11-25T10:00:00Z) the demo clock counts from instead of the exporter's start, so a restarted demo exporter continues the same host: faults, counters and kernel log records as if it had run all along.").StringVar(&o.demoStart)
+	app.Flag("health.interval", "How often the node verdict (/health, nic_exporter_node_condition) is computed from the collectors' latest snapshots; it reads no device.").Default("5s").DurationVar(&o.health.interval)
+	app.Flag("health.clear-after", "How long a node condition must show no evidence before it is cleared (hysteresis; a condition is set as soon as its evidence holds for its alert's for:).").Default("5m").DurationVar(&o.health.clearAfter)
 	for _, spec := range collectorSpecs() {
 		o.collectors = append(o.collectors, spec.addFlags(app, &o.extra))
 	}
@@ -200,6 +213,12 @@ func (o *options) check() error {
 			return fmt.Errorf("%s must be positive, got %s", d.flag, d.v)
 		}
 	}
+	if d := o.health.interval; d < minInterval {
+		return fmt.Errorf("--health.interval must be at least %s, got %s", minInterval, d)
+	}
+	if o.health.clearAfter < 0 {
+		return fmt.Errorf("--health.clear-after must not be negative, got %s", o.health.clearAfter)
+	}
 	if o.maxRequests < 0 {
 		return fmt.Errorf("--web.max-requests must not be negative (0 means no limit), got %d", o.maxRequests)
 	}
@@ -241,7 +260,7 @@ const defaultSeriesBudget = 2500
 func detailPath(metricsPath string) string { return metricsPath + "/detail" }
 
 // otherEndpoints are the paths the exporter serves besides the metrics.
-var otherEndpoints = []string{"/", "/healthz", "/readyz"}
+var otherEndpoints = []string{"/", "/healthz", "/readyz", "/health"}
 
 // checkTelemetryPath refuses a --web.telemetry-path that http.ServeMux
 // would reject with a panic, that no request could reach, or that would
@@ -260,7 +279,7 @@ func checkTelemetryPath(p string) error {
 	case path.Clean(p) != p:
 		return fmt.Errorf("%s %q must be a clean path: no trailing slash, no //, . or .. segments", flag, p)
 	case slices.Contains(otherEndpoints, p):
-		return fmt.Errorf("%s %q is taken by another endpoint (/ is the landing page, /healthz and /readyz the probes)", flag, p)
+		return fmt.Errorf("%s %q is taken by another endpoint (/ is the landing page, /healthz and /readyz the probes, /health the node verdict)", flag, p)
 	}
 	// Whatever else ServeMux refuses, it refuses with a panic.
 	return func() (err error) {
@@ -425,8 +444,28 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 		logCollecting(pollCtx, runnerStatuses(runners), log)
 	}()
 
+	healthSources := make([]nodehealth.Source, len(runners))
+	for i, r := range runners {
+		healthSources[i] = r
+	}
+	verdict, err := nodehealth.New(nodehealth.Config{
+		Sources:    healthSources,
+		Interval:   o.health.interval,
+		ClearAfter: o.health.clearAfter,
+		Ready:      func() bool { return len(readiness(runners).Waiting) == 0 },
+	}, log.Named("nodehealth"))
+	if err != nil {
+		return err
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		verdict.Run(pollCtx)
+	}()
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
+		verdict.Collector(),
 		collector.NewSelfMetrics(runners),
 		versioncollector.NewCollector("nic_exporter"),
 		collectors.NewGoCollector(),
@@ -449,6 +488,7 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	mux.Handle(detailPath(o.metricsPath), detail)
 	mux.HandleFunc("/healthz", scrape.Healthz)
 	mux.Handle("/readyz", scrape.Readyz(func() scrape.Readiness { return readiness(runners) }))
+	mux.Handle("/health", verdict.Handler())
 	landing, err := newStatusPage(web.LandingConfig{
 		Name:        "NIC Exporter",
 		Description: "Prometheus exporter for the health of high-performance NICs",
@@ -458,6 +498,7 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 			{Address: detailPath(o.metricsPath), Text: "Detail metrics (per queue, per socket)"},
 			{Address: "/healthz", Text: "Health"},
 			{Address: "/readyz", Text: "Readiness"},
+			{Address: "/health", Text: "Node verdict (JSON)"},
 		},
 		Profiling: "false", // no pprof handlers are served
 	}, runnerStatuses(runners))
