@@ -233,11 +233,11 @@ func (e *Evaluator) samples() samples {
 
 // parse reads the families the rules need from a snapshot.
 func (e *Evaluator) parse(snap *exposition.Snapshot) (samples, error) {
-	var buf bytes.Buffer
-	if _, err := snap.WriteTo(&buf, exposition.Text); err != nil {
-		return nil, fmt.Errorf("rendering the snapshot: %w", err)
-	}
-	return parseSamples(&buf, e.want)
+	// Only the families the rules read are copied and parsed: on a large
+	// host the rest is a hundred times more text, and a new snapshot
+	// arrives every poll.
+	text := snap.AppendFamilies(nil, exposition.Text, func(name string) bool { return e.want[name] })
+	return parseSamples(bytes.NewReader(text), e.want)
 }
 
 // logOnce logs a source's error when it differs from the last one logged.

@@ -273,6 +273,26 @@ func (s *Snapshot) AppendTo(dst []byte, f Format) []byte {
 	return dst
 }
 
+// AppendFamilies appends, in format f, only the families of the
+// snapshot's part whose names want accepts. A reader that needs a few
+// families of a large snapshot (the node verdict) copies and parses those
+// instead of every series.
+func (s *Snapshot) AppendFamilies(dst []byte, f Format, want func(name string) bool) []byte {
+	s.materialize()
+	for _, fam := range s.fams {
+		if !want(fam.desc.name) {
+			continue
+		}
+		if f == OpenMetrics {
+			dst = append(dst, fam.desc.omHead...)
+		} else {
+			dst = append(dst, fam.desc.textHead...)
+		}
+		dst = append(dst, fam.body...)
+	}
+	return dst
+}
+
 // WriteTo writes the snapshot in format f to w.
 func (s *Snapshot) WriteTo(w io.Writer, f Format) (int64, error) {
 	s.materialize()

@@ -172,3 +172,42 @@ func TestDeferredDetailOutlivesTheNextPoll(t *testing.T) {
 		t.Error("the second poll's detail shows the first poll's values")
 	}
 }
+
+// TestAppendFamilies checks that only the chosen families are written,
+// whole and in the snapshot's order, including deferred detail ones.
+func TestAppendFamilies(t *testing.T) {
+	a := MustNewDesc("nic_a_total", "A.", Counter, "device")
+	b := MustNewDesc("nic_b", "B.", Gauge, "device")
+	c := MustNewDesc("nic_c", "C.", Gauge).AsDetail()
+	bld := NewBuilder()
+	bld.Add(a, 1, "eth0")
+	bld.Add(b, 2, "eth0")
+	bld.Add(a, 3, "eth1")
+	bld.AddDeferred(1, func(bl *Builder) { bl.Add(c, 4) })
+	s := bld.Snapshot()
+	tests := []struct {
+		name string
+		part *Snapshot
+		want []string
+		out  string
+	}{
+		{"one family", s, []string{"nic_a_total"}, "# HELP nic_a_total A.\n# TYPE nic_a_total counter\nnic_a_total{device=\"eth0\"} 1\nnic_a_total{device=\"eth1\"} 3\n"},
+		{"none", s, []string{"nic_zzz"}, ""},
+		{"deferred detail", s.Detail(), []string{"nic_c"}, "# HELP nic_c C.\n# TYPE nic_c gauge\nnic_c 4\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.part.AppendFamilies(nil, Text, func(n string) bool {
+				for _, w := range tt.want {
+					if n == w {
+						return true
+					}
+				}
+				return false
+			})
+			if diff := cmp.Diff(tt.out, string(got)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
