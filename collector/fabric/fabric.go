@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -378,11 +379,35 @@ func emit(p *collector.Poll, r result) {
 	}
 }
 
+// keepKnownPorts adds to each newly discovered switch the ports an
+// earlier discovery found up and this one did not: a port that went down
+// keeps being read, so its series shows Down instead of disappearing.
+func keepKnownPorts(found, old []mad.Switch) []mad.Switch {
+	prev := make(map[uint64][]mad.SwitchPort, len(old))
+	for _, sw := range old {
+		prev[sw.GUID] = sw.Ports
+	}
+	for i := range found {
+		have := make(map[uint8]bool, len(found[i].Ports))
+		for _, pt := range found[i].Ports {
+			have[pt.Num] = true
+		}
+		for _, pt := range prev[found[i].GUID] {
+			if !have[pt.Num] {
+				found[i].Ports = append(found[i].Ports, pt)
+			}
+		}
+		sort.Slice(found[i].Ports, func(a, b int) bool { return found[i].Ports[a].Num < found[i].Ports[b].Num })
+	}
+	return found
+}
+
 // sweep reads every switch port reachable from the first selected local
 // port: a directed-route discovery when the last one is older than
-// Rediscover (or failed to find any switch), then PortInfo and the
-// counters of every port that was up at discovery. A failed MAD drops
-// its port's series for this poll and is a counted source error.
+// Rediscover (or failed to find any switch, or a query of the last sweep
+// failed), then PortInfo and the counters of every port that was up at
+// discovery. A failed MAD drops its port's series for this poll and is a
+// counted source error.
 func (c *Collector) sweep(ctx context.Context, p *collector.Poll, eps []Endpoint) error {
 	if len(eps) == 0 {
 		p.SetDevices(0)
@@ -396,7 +421,7 @@ func (c *Collector) sweep(ctx context.Context, p *collector.Poll, eps []Endpoint
 			p.SourceError(fmt.Sprintf("fabric discovery from %s port %d", ep.Device, ep.Port), err)
 		}
 		if len(switches) > 0 {
-			c.switches, c.discovered = switches, time.Now()
+			c.switches, c.discovered = keepKnownPorts(switches, c.switches), time.Now()
 		}
 	}
 	for _, sw := range c.switches {
@@ -406,6 +431,10 @@ func (c *Collector) sweep(ctx context.Context, p *collector.Poll, eps []Endpoint
 		guid := fmt.Sprintf("0x%016x", r.Switch.GUID)
 		if r.Err != nil {
 			p.SourceError(fmt.Sprintf("fabric switch %s port %d", guid, r.Port), r.Err)
+			// The path found at discovery may run through a link that
+			// went down since: discover again at the next poll rather
+			// than losing the switch until Rediscover has passed.
+			c.discovered = time.Time{}
 			continue
 		}
 		labels := []string{guid, r.Switch.Desc, strconv.Itoa(int(r.Port))}

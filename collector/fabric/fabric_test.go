@@ -3,6 +3,7 @@ package fabric
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -167,5 +168,31 @@ func TestFilterAndNoSource(t *testing.T) {
 	none := New(Config{Open: UmadOpener(t.TempDir(), "/dev/infiniband", time.Second)}, zap.NewNop())
 	if _, err := pollOnce(t, none, nil); !errors.Is(err, collector.ErrNoSource) {
 		t.Errorf("no class/infiniband_mad: %v, want ErrNoSource", err)
+	}
+}
+
+// TestKeepKnownPorts checks that a rediscovery keeps reading the ports an
+// earlier discovery found up (they show Down instead of vanishing), adds
+// nothing to a switch seen for the first time, and keeps port order.
+func TestKeepKnownPorts(t *testing.T) {
+	port := func(n uint8) mad.SwitchPort { return mad.SwitchPort{Num: n, State: 4} }
+	old := []mad.Switch{{GUID: 1, Ports: []mad.SwitchPort{port(1), port(2), port(36)}}, {GUID: 3, Ports: []mad.SwitchPort{port(5)}}}
+	found := []mad.Switch{{GUID: 1, Ports: []mad.SwitchPort{port(2), port(3)}}, {GUID: 2, Ports: []mad.SwitchPort{port(7)}}}
+	got := keepKnownPorts(found, old)
+	nums := func(sw mad.Switch) []uint8 {
+		var out []uint8
+		for _, p := range sw.Ports {
+			out = append(out, p.Num)
+		}
+		return out
+	}
+	if g := nums(got[0]); !slices.Equal(g, []uint8{1, 2, 3, 36}) {
+		t.Errorf("switch 1 ports %v, want [1 2 3 36]", g)
+	}
+	if g := nums(got[1]); !slices.Equal(g, []uint8{7}) {
+		t.Errorf("switch 2 ports %v, want [7]", g)
+	}
+	if len(got) != 2 {
+		t.Errorf("%d switches, want the 2 found (a switch no longer found is not kept)", len(got))
 	}
 }
