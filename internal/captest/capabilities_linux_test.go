@@ -158,7 +158,7 @@ func capabilityChecks(t *testing.T) {
 			got := runExporter(t, tc.caps, -1, 21220+i, vmaPid, "",
 				"--collector.ethtool.netns=/run/netns/capns",
 				"--no-collector.netdev", "--no-collector.infiniband", "--no-collector.devlink",
-				"--no-collector.kmsg", "--no-collector.vma", "--no-collector.applog")
+				"--no-collector.kmsg", "--no-collector.vma", "--no-collector.xlio", "--no-collector.applog")
 			checkFacts(t, tc.want, got)
 		})
 	}
@@ -194,7 +194,7 @@ func podKernelLogChecks(t *testing.T, vmaPid int) {
 			cg := deviceCgroup(t, "captest-"+tc.name, tc.devices)
 			got := runExporter(t, tc.caps, cg, 21240+i, vmaPid, "",
 				"--no-collector.netdev", "--no-collector.ethtool", "--no-collector.infiniband",
-				"--no-collector.devlink", "--no-collector.vma", "--no-collector.applog", "--no-collector.phy")
+				"--no-collector.devlink", "--no-collector.vma", "--no-collector.xlio", "--no-collector.applog", "--no-collector.phy")
 			checkFacts(t, tc.want, got)
 		})
 	}
@@ -357,10 +357,11 @@ func runExporter(t *testing.T, caps []uintptr, cgroupFD, port, vmaPid int, captu
 		t.Logf("exporter log:\n%s", stderr.String())
 	}()
 
-	// The exporter's eight collectors: netdev, ethtool, infiniband,
-	// devlink, vma, kmsg, applog, phy (cmd/nic_exporter/collectors.go).
-	// Until each has polled once it has no collector_up series.
-	enabled := 8
+	// The exporter's nine collectors on by default: netdev, ethtool,
+	// infiniband, devlink, vma, xlio, kmsg, applog, phy
+	// (cmd/nic_exporter/collectors.go; fabric is off by default). Until
+	// each has polled once it has no collector_up series.
+	enabled := 9
 	for _, a := range args {
 		if strings.HasPrefix(a, "--no-collector.") {
 			enabled--
