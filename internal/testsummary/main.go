@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -59,6 +60,16 @@ type summary struct {
 	unfinished []unfinished
 	// durations are the finished tests' elapsed times, for the slowest.
 	durations []duration
+	// failures are the failed tests with their last message lines, for
+	// the summary.
+	failures []failure
+}
+
+// failure is a failed test and the last lines it logged through t.Log or
+// t.Error (the "file.go:N: " lines, without their continuation lines).
+type failure struct {
+	Package, Test string
+	Messages      []string
 }
 
 // runningTest is a started test without a result.
@@ -84,6 +95,22 @@ const slowest = 8
 // tailLines is how many of an unfinished test's own output lines are
 // printed.
 const tailLines = 20
+
+// Failure messages in the summary: the last failureLines message lines of
+// each failed test, each cut at failureLineLen bytes, for at most
+// maxFailures tests. A CI log is often read from its end, and a failing
+// test's own error lines are easily thousands of lines above it when the
+// test prints the logs of the processes it ran.
+const (
+	failureLines   = 12
+	failureLineLen = 300
+	maxFailures    = 20
+)
+
+// messageLine matches the first line of a t.Log or t.Error message as go
+// test prints it, "    name_test.go:123: text"; continuation lines are
+// indented further and have no file name.
+var messageLine = regexp.MustCompile(`^    [\w.-]+\.go:\d+: `)
 
 // run filters the events of r onto w and returns the exit code.
 func run(r io.Reader, w io.Writer) int {
@@ -149,6 +176,7 @@ func (s *summary) add(e event, w io.Writer) {
 		for _, o := range s.output[key] {
 			io.WriteString(w, o)
 		}
+		s.failures = append(s.failures, failure{e.Package, e.Test, messages(s.output[key])})
 		s.finished(key, e)
 	case e.Action == "skip":
 		s.skipped++
@@ -252,6 +280,26 @@ func testGoroutine(end []string, test string) []string {
 	return out
 }
 
+// messages returns the last failureLines message lines of a test's
+// output, each cut at failureLineLen bytes.
+func messages(output []string) []string {
+	var out []string
+	for _, o := range output {
+		if !messageLine.MatchString(o) {
+			continue
+		}
+		l := strings.TrimRight(o, "\n")
+		if len(l) > failureLineLen {
+			l = l[:failureLineLen] + " …"
+		}
+		out = append(out, l)
+	}
+	if len(out) > failureLines {
+		out = out[len(out)-failureLines:]
+	}
+	return out
+}
+
 // reason returns what a skipped test logged: its lines other than the
 // framing lines of go test, joined, or a note that it logged nothing.
 func reason(output []string) string {
@@ -287,6 +335,16 @@ func (s *summary) print(w io.Writer) {
 			break
 		}
 		fmt.Fprintf(w, "SLOW %s %s: %.1fs\n", d.Package, d.Test, d.Seconds)
+	}
+	for i, f := range s.failures {
+		if i == maxFailures {
+			fmt.Fprintf(w, "FAIL … and %d more failed tests (their output is above)\n", len(s.failures)-maxFailures)
+			break
+		}
+		fmt.Fprintf(w, "FAIL %s %s, its last messages:\n", f.Package, f.Test)
+		for _, m := range f.Messages {
+			fmt.Fprintf(w, "%s\n", m)
+		}
 	}
 	for _, u := range s.unfinished {
 		fmt.Fprintf(w, "UNFINISHED %s %s: %s (its output is above, under --- UNFINISHED)\n", u.Package, u.Test, u.Why)

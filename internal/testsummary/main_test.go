@@ -53,6 +53,27 @@ func TestRun(t *testing.T) {
 			want:     []string{"b_test.go:9: got 1, want 2", "--- FAIL: TestB", "FAIL\tp\t0.01s", "0 passed, 1 failed, 0 skipped; 1 packages failed"},
 		},
 		{
+			// A stack test's error lines, then the logs of the
+			// processes it ran, printed at cleanup: the summary
+			// repeats the message lines, not the continuation lines.
+			name: "failure messages repeated in the summary",
+			in: `{"Action":"run","Package":"d","Test":"TestStack"}
+{"Action":"output","Package":"d","Test":"TestStack","Output":"=== RUN   TestStack\n"}
+{"Action":"output","Package":"d","Test":"TestStack","Output":"    faults_test.go:455: wd_expired: NICENAWatchdogExpired does not fire in time\n"}
+{"Action":"output","Package":"d","Test":"TestStack","Output":"    stack_test.go:120: prometheus output:\n"}
+{"Action":"output","Package":"d","Test":"TestStack","Output":"        ts=2026-11-28T23:23:26.186Z level=info msg=\"Stopping rule manager...\"\n"}
+{"Action":"output","Package":"d","Test":"TestStack","Output":"        ts=2026-11-28T23:23:26.194Z level=info msg=\"See you next time!\"\n"}
+{"Action":"output","Package":"d","Test":"TestStack","Output":"--- FAIL: TestStack (300.68s)\n"}
+{"Action":"fail","Package":"d","Test":"TestStack","Elapsed":300.68}
+{"Action":"output","Package":"d","Output":"FAIL\td\t437.698s\n"}
+{"Action":"fail","Package":"d"}
+`,
+			wantCode: 1,
+			want: []string{"See you next time!", "=== test summary", "SLOW d TestStack: 300.7s",
+				"FAIL d TestStack, its last messages:\n    faults_test.go:455: wd_expired: NICENAWatchdogExpired does not fire in time\n    stack_test.go:120: prometheus output:\n",
+				"0 passed, 1 failed"},
+		},
+		{
 			name: "build failure",
 			in: `{"ImportPath":"p [p.test]","Action":"build-output","Output":"p/x_test.go:3:1: syntax error\n"}
 {"ImportPath":"p [p.test]","Action":"build-fail"}
