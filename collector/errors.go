@@ -2,55 +2,13 @@ package collector
 
 import (
 	"container/list"
-	"errors"
-	"io/fs"
 	"sort"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"go.uber.org/zap"
-
-	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
-
-// Reason classifies a source error for the self-metrics. The set is small
-// and fixed so the label cannot explode.
-func Reason(err error) string {
-	var errno syscall.Errno
-	switch {
-	case err == nil:
-		return ""
-	case errors.As(err, &errno):
-		switch errno {
-		case syscall.EINVAL:
-			return "einval"
-		case syscall.ENOENT, syscall.ENODEV, syscall.ENXIO:
-			return "enoent"
-		case syscall.EACCES, syscall.EPERM:
-			return "eacces"
-		case syscall.EIO:
-			return "eio"
-		case syscall.EOPNOTSUPP:
-			return "eopnotsupp"
-		case syscall.EAGAIN, syscall.EBUSY, syscall.ETIMEDOUT:
-			return "busy"
-		}
-		return "other"
-	case errors.Is(err, fs.ErrNotExist):
-		return "enoent"
-	case errors.Is(err, fs.ErrPermission):
-		return "eacces"
-	case errors.Is(err, ErrParse):
-		return "parse"
-	}
-	return "other"
-}
-
-// ErrParse marks errors that come from content that could not be parsed;
-// Reason counts errors that wrap it as "parse". It is sysfs.ErrParse, so
-// the shared sysfs parsers and the collectors' own parsers count alike.
-var ErrParse = sysfs.ErrParse
 
 // SourceErrors counts and logs errors that drop single series. The first
 // occurrence of each key is logged at warn level; repeats are logged at
@@ -109,7 +67,7 @@ func NewSourceErrors(log *zap.Logger, interval time.Duration) *SourceErrors {
 // within the interval or the interval's log budget is spent.
 func (s *SourceErrors) Report(key string, err error) {
 	now := s.now()
-	reason := Reason(err)
+	reason := errclass.Reason(err)
 	s.mu.Lock()
 	s.byReason[reason]++
 	st := s.state(key)

@@ -17,8 +17,8 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
-	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
 // QueueMode says what the ethtool collector does with per-queue
@@ -77,7 +77,7 @@ type Collector struct {
 	log         *zap.Logger
 	descs       map[string]*exposition.Desc // by OpenMetrics family name
 	ifaces      map[string]*ethIface
-	unsupported *sysfs.UnsupportedSet
+	unsupported *errclass.Memo
 }
 
 // New returns an ethtool collector. It fails without a source or
@@ -97,7 +97,7 @@ func New(cfg Config, log *zap.Logger) (*Collector, error) {
 		log:         log,
 		descs:       make(map[string]*exposition.Desc),
 		ifaces:      make(map[string]*ethIface),
-		unsupported: sysfs.NewUnsupportedSet(),
+		unsupported: errclass.NewMemo(errclass.MemoConfig{}),
 	}
 	for _, d := range ethtoolFixed {
 		e.descs[d.Name()] = d
@@ -218,7 +218,7 @@ func (e *Collector) Update(ctx context.Context, p *collector.Poll) error {
 		identities[identity] = true
 		found, err := e.pollIface(st, identity, p)
 		switch {
-		case sysfs.IsNotExist(err):
+		case errclass.IsNotExist(err):
 			e.log.Debug("interface vanished during the poll", zap.String("device", ifc.Name), zap.Error(err))
 			delete(e.ifaces, ifc.Name)
 			delete(seen, ifc.Name)
@@ -241,7 +241,7 @@ func (e *Collector) Update(ctx context.Context, p *collector.Poll) error {
 
 // pollIface reads and emits one interface. found says whether the
 // interface has ethtool driver information at all. An error that
-// sysfs.IsNotExist recognises means the interface went away: nothing of
+// errclass.IsNotExist recognises means the interface went away: nothing of
 // it was emitted.
 func (e *Collector) pollIface(st *ethIface, identity string, p *collector.Poll) (found bool, err error) {
 	if e.unsupported.Has(identity, "drvinfo") {
@@ -249,7 +249,7 @@ func (e *Collector) pollIface(st *ethIface, identity string, p *collector.Poll) 
 	}
 	info, err := e.cfg.Source.DriverInfo(st.name)
 	if err != nil {
-		if ethtoolioctl.IsNotSupported(err) {
+		if errclass.IsUnsupported(err) {
 			// The loopback device and a few virtual ones have no ethtool
 			// driver information: nothing to collect, not an error.
 			e.unsupported.Add(identity, "drvinfo")
@@ -262,15 +262,15 @@ func (e *Collector) pollIface(st *ethIface, identity string, p *collector.Poll) 
 	if !e.unsupported.Has(identity, "link") {
 		link, linkErr = e.cfg.Source.Link(st.name)
 		switch {
-		case sysfs.IsNotExist(linkErr):
+		case errclass.IsNotExist(linkErr):
 			return false, linkErr
-		case ethtoolioctl.IsNotSupported(linkErr):
+		case errclass.IsUnsupported(linkErr):
 			e.unsupported.Add(identity, "link")
 			linkErr = nil
 		}
 	}
 	statsOK, statsErr := e.readStats(st, info.NStats)
-	if sysfs.IsNotExist(statsErr) {
+	if errclass.IsNotExist(statsErr) {
 		return false, statsErr
 	}
 

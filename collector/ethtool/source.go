@@ -10,7 +10,7 @@ import (
 //
 // Errors that say an interface is gone (ENODEV, ENXIO, fs.ErrNotExist)
 // make the collector skip the interface with one debug line; EOPNOTSUPP
-// (ethtoolioctl.IsNotSupported) means the driver lacks that part (the
+// (errclass.IsUnsupported) means the driver lacks that part (the
 // loopback device has no driver information, most virtual devices no link
 // settings).
 type Source interface {

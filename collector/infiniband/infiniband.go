@@ -12,11 +12,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"syscall"
 
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
@@ -52,7 +52,7 @@ type Collector struct {
 	cfg         Config
 	fsys        fs.FS
 	log         *zap.Logger
-	unsupported *sysfs.UnsupportedSet
+	unsupported *errclass.Memo
 }
 
 // New returns an infiniband collector.
@@ -62,7 +62,7 @@ func New(cfg Config, log *zap.Logger) *Collector {
 		// Not os.DirFS: its Open blocks on a FIFO planted in sysfs's place.
 		fsys = sysfs.DirFS(cfg.SysfsPath)
 	}
-	return &Collector{cfg: cfg, fsys: fsys, log: log, unsupported: sysfs.NewUnsupportedSet()}
+	return &Collector{cfg: cfg, fsys: fsys, log: log, unsupported: errclass.NewMemo(errclass.MemoConfig{})}
 }
 
 // Name implements collector.Collector.
@@ -113,7 +113,7 @@ type ibValue struct {
 func (c *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	entries, err := fs.ReadDir(c.fsys, ibClassDir)
 	if err != nil {
-		if sysfs.IsNotExist(err) {
+		if errclass.IsNotExist(err) {
 			return fmt.Errorf("%s: %w", c.abs(ibClassDir), collector.ErrNoSource)
 		}
 		return fmt.Errorf("listing RDMA devices: %w", err)
@@ -189,9 +189,9 @@ const (
 func (m memo) remembers(err error) bool {
 	switch m {
 	case memoUnsupported:
-		return sysfs.IsUnsupported(err)
+		return errclass.IsUnsupportedAttr(err)
 	case memoCounter:
-		return sysfs.IsUnsupported(err) || errors.Is(err, syscall.EIO)
+		return errclass.IsUnsupportedAttr(err) || errclass.IsIO(err)
 	}
 	return false
 }
@@ -208,7 +208,7 @@ func (r *ibReader) read(rel string, optionalFile bool, m memo) (string, bool, er
 	if err == nil {
 		return s, true, nil
 	}
-	if sysfs.IsNotExist(err) {
+	if errclass.IsNotExist(err) {
 		if r.gone(path.Dir(rel)) {
 			return "", false, sysfs.ErrVanished
 		}
@@ -245,7 +245,7 @@ func (r *ibReader) remember(rel string, err error) {
 // longer exists.
 func (r *ibReader) gone(rel string) bool {
 	for dir := rel; ; dir = path.Dir(dir) {
-		if _, err := fs.Stat(r.c.fsys, path.Join(r.devDir, dir)); sysfs.IsNotExist(err) {
+		if _, err := fs.Stat(r.c.fsys, path.Join(r.devDir, dir)); errclass.IsNotExist(err) {
 			return true
 		}
 		if dir == "." || dir == "/" {
@@ -264,7 +264,7 @@ func (r *ibReader) counter(rel string) (uint64, bool, error) {
 	}
 	v, perr := parseIBCounter(s)
 	if perr != nil {
-		if sysfs.IsUnsupported(perr) {
+		if errclass.IsUnsupportedAttr(perr) {
 			r.c.unsupported.Add(r.identity, rel)
 		}
 		r.p.SourceError(r.c.abs(path.Join(r.devDir, rel)), perr)
@@ -284,7 +284,7 @@ func (c *Collector) readDevice(name string, p *collector.Poll, buf []byte) (*ibD
 	case err == nil:
 		dev.nodeGUID = guid
 		r.identity = name + "#" + guid
-	case sysfs.IsNotExist(err):
+	case errclass.IsNotExist(err):
 		if r.gone(".") {
 			return nil, "", sysfs.ErrVanished
 		}
@@ -311,7 +311,7 @@ func (c *Collector) readDevice(name string, p *collector.Poll, buf []byte) (*ibD
 
 	ports, err := fs.ReadDir(c.fsys, path.Join(devDir, "ports"))
 	if err != nil {
-		if sysfs.IsNotExist(err) && r.gone(".") {
+		if errclass.IsNotExist(err) && r.gone(".") {
 			return nil, "", sysfs.ErrVanished
 		}
 		return nil, "", fmt.Errorf("listing the ports of %s: %w", name, err)
@@ -378,9 +378,9 @@ func (c *Collector) readPort(r *ibReader, num string, nports int) (*ibPort, erro
 		} else {
 			r.p.SourceError(c.abs(path.Join(r.devDir, dir, "rate")), err)
 		}
-	} else if sysfs.IsNotExist(err) && r.gone(dir) {
+	} else if errclass.IsNotExist(err) && r.gone(dir) {
 		return nil, sysfs.ErrVanished
-	} else if !sysfs.IsNotExist(err) && !errors.Is(err, syscall.EINVAL) {
+	} else if !errclass.IsNotExist(err) && !errclass.IsInvalid(err) {
 		r.p.SourceError(c.abs(path.Join(r.devDir, dir, "rate")), err)
 	}
 	if pt.linkLayer == "InfiniBand" {
@@ -485,7 +485,7 @@ func (r *ibReader) hwCounters(dir string) ([]ibValue, error) {
 func (r *ibReader) list(dir string) (map[string]bool, error) {
 	entries, err := fs.ReadDir(r.c.fsys, path.Join(r.devDir, dir))
 	if err != nil {
-		if sysfs.IsNotExist(err) {
+		if errclass.IsNotExist(err) {
 			if r.gone(path.Dir(dir)) {
 				return nil, sysfs.ErrVanished
 			}
@@ -517,7 +517,7 @@ func (r *ibReader) netdevs(pt *ibPort, nports int) ([]string, error) {
 	}
 	entries, err := fs.ReadDir(r.c.fsys, path.Join(r.devDir, "device", "net"))
 	if err != nil {
-		if !sysfs.IsNotExist(err) {
+		if !errclass.IsNotExist(err) {
 			r.p.SourceError(r.c.abs(path.Join(r.devDir, "device", "net")), err)
 		}
 		return nil, nil

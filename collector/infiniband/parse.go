@@ -6,7 +6,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 )
 
 // errNoPMA says a counter file answered "N/A (no PMA)": the device has no
@@ -20,11 +20,11 @@ var errNoPMA = fmt.Errorf("N/A (no PMA): the device has no performance managemen
 func parseIBState(s string) (uint64, string, error) {
 	num, name, ok := strings.Cut(s, ":")
 	if !ok {
-		return 0, "", fmt.Errorf("%w: port state %q is not \"<number>: <name>\"", collector.ErrParse, s)
+		return 0, "", fmt.Errorf("%w: port state %q is not \"<number>: <name>\"", errclass.ErrParse, s)
 	}
 	v, err := strconv.ParseUint(strings.TrimSpace(num), 10, 8)
 	if err != nil {
-		return 0, "", fmt.Errorf("%w: port state %q has no number", collector.ErrParse, s)
+		return 0, "", fmt.Errorf("%w: port state %q has no number", errclass.ErrParse, s)
 	}
 	return v, strings.TrimSpace(name), nil
 }
@@ -34,11 +34,11 @@ func parseIBState(s string) (uint64, string, error) {
 func parseIBRate(s string) (float64, error) {
 	num, rest, ok := strings.Cut(strings.TrimSpace(s), " ")
 	if !ok || !strings.HasPrefix(rest, "Gb/sec") {
-		return 0, fmt.Errorf("%w: port rate %q is not \"<number> Gb/sec ...\"", collector.ErrParse, s)
+		return 0, fmt.Errorf("%w: port rate %q is not \"<number> Gb/sec ...\"", errclass.ErrParse, s)
 	}
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || !(v >= 0 && v <= 1e6) {
-		return 0, fmt.Errorf("%w: port rate %q", collector.ErrParse, s)
+		return 0, fmt.Errorf("%w: port rate %q", errclass.ErrParse, s)
 	}
 	return v * 1e9 / 8, nil
 }
@@ -51,11 +51,11 @@ func parseIBCounter(s string) (uint64, error) {
 		if strings.Contains(s, "no PMA") {
 			return 0, errNoPMA
 		}
-		return 0, fmt.Errorf("%w: counter value %q: %w", collector.ErrParse, s, syscall.EOPNOTSUPP)
+		return 0, fmt.Errorf("%w: counter value %q: %w", errclass.ErrParse, s, syscall.EOPNOTSUPP)
 	}
 	v, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%w: counter value %q is not an unsigned integer", collector.ErrParse, s)
+		return 0, fmt.Errorf("%w: counter value %q is not an unsigned integer", errclass.ErrParse, s)
 	}
 	return v, nil
 }
@@ -65,11 +65,11 @@ func parseIBCounter(s string) (uint64, error) {
 func parseIBLID(s string) (uint64, error) {
 	s = strings.TrimSpace(s)
 	if !strings.HasPrefix(s, "0x") {
-		return 0, fmt.Errorf("%w: LID %q is not hexadecimal", collector.ErrParse, s)
+		return 0, fmt.Errorf("%w: LID %q is not hexadecimal", errclass.ErrParse, s)
 	}
 	v, err := strconv.ParseUint(s[2:], 16, 32)
 	if err != nil {
-		return 0, fmt.Errorf("%w: LID %q", collector.ErrParse, s)
+		return 0, fmt.Errorf("%w: LID %q", errclass.ErrParse, s)
 	}
 	return v, nil
 }

@@ -7,8 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/nic-exporter/nic_exporter/collector"
-	"github.com/nic-exporter/nic_exporter/internal/sysfs"
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 )
 
 func TestParseIBState(t *testing.T) {
@@ -34,8 +33,8 @@ func TestParseIBState(t *testing.T) {
 		if (err == nil) != tc.ok || num != tc.num || name != tc.name {
 			t.Errorf("parseIBState(%q) = %d, %q, %v; want %d, %q, ok=%v", tc.in, num, name, err, tc.num, tc.name, tc.ok)
 		}
-		if err != nil && collector.Reason(err) != "parse" {
-			t.Errorf("parseIBState(%q) error reason %q, want parse", tc.in, collector.Reason(err))
+		if err != nil && errclass.Reason(err) != "parse" {
+			t.Errorf("parseIBState(%q) error reason %q, want parse", tc.in, errclass.Reason(err))
 		}
 	}
 }
@@ -85,12 +84,12 @@ func TestParseIBCounter(t *testing.T) {
 		{"", 0, false, false},
 	} {
 		got, err := parseIBCounter(tc.in)
-		if (err == nil) != tc.ok || got != tc.want || sysfs.IsUnsupported(err) != tc.unsupported {
+		if (err == nil) != tc.ok || got != tc.want || errclass.IsUnsupportedAttr(err) != tc.unsupported {
 			t.Errorf("parseIBCounter(%q) = %d, %v; want %d, ok=%v, unsupported=%v", tc.in, got, err, tc.want, tc.ok, tc.unsupported)
 		}
 	}
-	if _, err := parseIBCounter("N/A (no PMA)"); !errors.Is(err, syscall.EOPNOTSUPP) || collector.Reason(err) != "eopnotsupp" {
-		t.Errorf("no PMA error %v has reason %q, want eopnotsupp", err, collector.Reason(err))
+	if _, err := parseIBCounter("N/A (no PMA)"); !errors.Is(err, syscall.EOPNOTSUPP) || errclass.Reason(err) != "eopnotsupp" {
+		t.Errorf("no PMA error %v has reason %q, want eopnotsupp", err, errclass.Reason(err))
 	}
 }
 
@@ -178,7 +177,7 @@ func FuzzParseIBCounter(f *testing.F) {
 			if v != 0 {
 				t.Errorf("parseIBCounter(%q) = %d with error %v", s, v, err)
 			}
-			if r := collector.Reason(err); r != "parse" && r != "eopnotsupp" {
+			if r := errclass.Reason(err); r != "parse" && r != "eopnotsupp" {
 				t.Errorf("parseIBCounter(%q) error reason %q", s, r)
 			}
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
@@ -68,7 +69,7 @@ func TestParseKmsgRecord(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseKmsgRecord([]byte(tc.in))
 			if tc.bad {
-				if err == nil || collector.Reason(err) != "parse" {
+				if err == nil || errclass.Reason(err) != "parse" {
 					t.Fatalf("got %+v, %v; want a parse error", got, err)
 				}
 				return

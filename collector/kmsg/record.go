@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 )
 
 // kmsgRecord is one record of /dev/kmsg (Documentation/ABI/testing/
@@ -39,24 +39,24 @@ func parseKmsgRecord(b []byte) (kmsgRecord, error) {
 	var r kmsgRecord
 	semi := bytes.IndexByte(b, ';')
 	if semi < 0 {
-		return r, fmt.Errorf("kmsg record without ';': %w", collector.ErrParse)
+		return r, fmt.Errorf("kmsg record without ';': %w", errclass.ErrParse)
 	}
 	head := b[:semi]
 	fields := bytes.SplitN(head, []byte{','}, 5)
 	if len(fields) < 3 {
-		return r, fmt.Errorf("kmsg record header %q has fewer than 3 fields: %w", head, collector.ErrParse)
+		return r, fmt.Errorf("kmsg record header %q has fewer than 3 fields: %w", head, errclass.ErrParse)
 	}
 	prio, err := strconv.ParseUint(string(fields[0]), 10, 32)
 	if err != nil {
-		return r, fmt.Errorf("kmsg record priority %q: %w", fields[0], collector.ErrParse)
+		return r, fmt.Errorf("kmsg record priority %q: %w", fields[0], errclass.ErrParse)
 	}
 	r.Level, r.Facility = int(prio&7), int(prio>>3)
 	if r.Seq, err = strconv.ParseUint(string(fields[1]), 10, 64); err != nil {
-		return r, fmt.Errorf("kmsg record sequence %q: %w", fields[1], collector.ErrParse)
+		return r, fmt.Errorf("kmsg record sequence %q: %w", fields[1], errclass.ErrParse)
 	}
 	usec, err := strconv.ParseUint(string(fields[2]), 10, 63)
 	if err != nil || usec > uint64(1<<63-1)/uint64(time.Microsecond) {
-		return r, fmt.Errorf("kmsg record timestamp %q: %w", fields[2], collector.ErrParse)
+		return r, fmt.Errorf("kmsg record timestamp %q: %w", fields[2], errclass.ErrParse)
 	}
 	r.Since = time.Duration(usec) * time.Microsecond
 	r.Flag = '-'

@@ -14,7 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/safefile"
 )
 
@@ -49,7 +49,7 @@ const (
 
 // ErrStateInvalid says a state file could not be used: it does not parse,
 // is of another format or version, or holds impossible values.
-var ErrStateInvalid = fmt.Errorf("invalid kernel log state file: %w", collector.ErrParse)
+var ErrStateInvalid = fmt.Errorf("invalid kernel log state file: %w", errclass.ErrParse)
 
 // stateFile is the JSON layout of the state file.
 type stateFile struct {
@@ -184,7 +184,7 @@ func ReadBootID(procPath string) func() (string, error) {
 		}
 		id := strings.TrimSpace(string(b))
 		if id == "" {
-			return "", fmt.Errorf("%s is empty: %w", path, collector.ErrParse)
+			return "", fmt.Errorf("%s is empty: %w", path, errclass.ErrParse)
 		}
 		return id, nil
 	}
@@ -301,7 +301,7 @@ func (k *Collector) saveState() error {
 	}
 	if err != nil {
 		// The message names a random temporary file; the reason is stable.
-		if reason := collector.Reason(err); reason != k.lastSaveErr {
+		if reason := errclass.Reason(err); reason != k.lastSaveErr {
 			k.lastSaveErr = reason
 			k.log.Warn("saving the kernel log state failed; retrying at the next poll", zap.Error(err))
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
@@ -66,7 +67,7 @@ func parseAER(s, total string) (uint64, []aerCount, error) {
 		}
 		i := strings.LastIndexAny(line, " \t")
 		if i <= 0 {
-			return 0, nil, fmt.Errorf("%w: AER line %q has no count", collector.ErrParse, line)
+			return 0, nil, fmt.Errorf("%w: AER line %q has no count", errclass.ErrParse, line)
 		}
 		name := strings.TrimSpace(line[:i])
 		v, err := sysfs.ParseCounter(line[i+1:])
@@ -74,19 +75,19 @@ func parseAER(s, total string) (uint64, []aerCount, error) {
 			return 0, nil, fmt.Errorf("AER line %q: %w", line, err)
 		}
 		if hasTotal {
-			return 0, nil, fmt.Errorf("%w: AER line %q after %s", collector.ErrParse, line, total)
+			return 0, nil, fmt.Errorf("%w: AER line %q after %s", errclass.ErrParse, line, total)
 		}
 		if name == total {
 			sum, hasTotal = v, true
 			continue
 		}
 		if strings.HasPrefix(name, "TOTAL_") {
-			return 0, nil, fmt.Errorf("%w: AER total %q, want %s", collector.ErrParse, name, total)
+			return 0, nil, fmt.Errorf("%w: AER total %q, want %s", errclass.ErrParse, name, total)
 		}
 		types = append(types, aerCount{Type: name, Count: v})
 	}
 	if !hasTotal {
-		return 0, nil, fmt.Errorf("%w: AER statistics without a %s line", collector.ErrParse, total)
+		return 0, nil, fmt.Errorf("%w: AER statistics without a %s line", errclass.ErrParse, total)
 	}
 	return sum, types, nil
 }
@@ -108,8 +109,8 @@ func (n *Collector) readAER(dir, identity string, p *collector.Poll) []aerStats 
 		path := filepath.Join(dir, f.file)
 		s, err := n.readAttr(path)
 		if err != nil {
-			if !sysfs.IsNotExist(err) {
-				n.unsupported.Remember(identity, key, err)
+			if !errclass.IsNotExist(err) {
+				n.unsupported.Remember(identity, key, err, errclass.IsUnsupportedAttr)
 				p.SourceError(path, err)
 			}
 			continue

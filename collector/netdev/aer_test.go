@@ -15,6 +15,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 )
 
 // TestParseAER parses the AER statistics fixtures of testdata/aer (see its
@@ -47,7 +48,7 @@ func TestParseAER(t *testing.T) {
 			// sysfs.ReadAttr trims the attribute as the collector does.
 			total, types, err := parseAER(strings.TrimSpace(string(raw)), tc.total)
 			if tc.wantErr {
-				if !errors.Is(err, collector.ErrParse) {
+				if !errors.Is(err, errclass.ErrParse) {
 					t.Fatalf("parseAER = %d, %v, %v; want a parse error", total, types, err)
 				}
 				return

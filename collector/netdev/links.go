@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/rtnl"
 	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
@@ -115,12 +116,12 @@ func fromRtnl(l rtnl.Link) Link {
 // carrier,carrier_changes,mtu,statistics/*} through internal/sysfs.
 type SysfsLinks struct {
 	root        string
-	unsupported *sysfs.UnsupportedSet
+	unsupported *errclass.Memo
 }
 
 // NewSysfsLinks returns the LinkSource of the sysfs mounted at sysfsPath.
 func NewSysfsLinks(sysfsPath string) *SysfsLinks {
-	return &SysfsLinks{root: filepath.Join(sysfsPath, "class", "net"), unsupported: sysfs.NewUnsupportedSet()}
+	return &SysfsLinks{root: filepath.Join(sysfsPath, "class", "net"), unsupported: errclass.NewMemo(errclass.MemoConfig{})}
 }
 
 // Links implements LinkSource.
@@ -155,14 +156,14 @@ func (s *SysfsLinks) read(name string, p *collector.Poll) (Link, string, error) 
 	dir := filepath.Join(s.root, name)
 	ifindex, err := sysfs.ReadAttr(filepath.Join(dir, "ifindex"))
 	if err != nil {
-		if sysfs.IsNotExist(err) {
+		if errclass.IsNotExist(err) {
 			return Link{}, "", sysfs.ErrVanished
 		}
 		return Link{}, "", err
 	}
 	index, err := strconv.Atoi(ifindex)
 	if err != nil {
-		return Link{}, "", fmt.Errorf("ifindex: %w: %q", collector.ErrParse, ifindex)
+		return Link{}, "", fmt.Errorf("ifindex: %w: %q", errclass.ErrParse, ifindex)
 	}
 	identity := name + "#" + ifindex
 	r := &attrReader{dir: dir, identity: identity, unsupported: s.unsupported, p: p}
@@ -192,7 +193,7 @@ func (s *SysfsLinks) read(name string, p *collector.Poll) (Link, string, error) 
 // identity. vanished is set when the directory went away.
 type attrReader struct {
 	dir, identity string
-	unsupported   *sysfs.UnsupportedSet
+	unsupported   *errclass.Memo
 	p             *collector.Poll
 	vanished      bool
 }
@@ -206,7 +207,7 @@ func (r *attrReader) get(rel string, optionalFile bool) (string, bool) {
 		return s, true
 	}
 	switch {
-	case sysfs.IsNotExist(err):
+	case errclass.IsNotExist(err):
 		if _, serr := os.Stat(r.dir); serr != nil {
 			r.vanished = true
 			return "", false
@@ -214,7 +215,7 @@ func (r *attrReader) get(rel string, optionalFile bool) (string, bool) {
 		if optionalFile {
 			return "", false
 		}
-	case r.unsupported.Remember(r.identity, rel, err):
+	case r.unsupported.Remember(r.identity, rel, err, errclass.IsUnsupportedAttr):
 		// The driver does not support it; remembered, so it is not read
 		// again for this interface.
 		if rel == "speed" {
@@ -238,7 +239,7 @@ func (r *attrReader) num(rel string, optionalFile bool) sysfs.Optional {
 		if u, uerr := sysfs.ParseUint(s); uerr == nil {
 			return sysfs.Optional{V: float64(u), OK: true}
 		}
-		r.p.SourceError(filepath.Join(r.dir, rel), fmt.Errorf("%w: %q", collector.ErrParse, s))
+		r.p.SourceError(filepath.Join(r.dir, rel), fmt.Errorf("%w: %q", errclass.ErrParse, s))
 		return sysfs.Optional{}
 	}
 	return sysfs.Optional{V: v, OK: true}

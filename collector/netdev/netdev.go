@@ -16,6 +16,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
@@ -53,7 +54,7 @@ type Collector struct {
 	cfg         Config
 	log         *zap.Logger
 	links       LinkSource
-	unsupported *sysfs.UnsupportedSet
+	unsupported *errclass.Memo
 	// readAttr reads the PCI function's attributes; sysfs.ReadAttr, which
 	// tests replace to inject errors a fixture tree cannot produce
 	// (EMFILE, or EACCES for root).
@@ -66,7 +67,7 @@ func New(cfg Config, log *zap.Logger) *Collector {
 	if links == nil {
 		links = NewSysfsLinks(cfg.SysfsPath)
 	}
-	return &Collector{cfg: cfg, log: log, links: links, unsupported: sysfs.NewUnsupportedSet(), readAttr: sysfs.ReadAttr}
+	return &Collector{cfg: cfg, log: log, links: links, unsupported: errclass.NewMemo(errclass.MemoConfig{}), readAttr: sysfs.ReadAttr}
 }
 
 // Name implements collector.Collector.
@@ -249,11 +250,11 @@ func (n *Collector) readPCI(devDir, identity string, p *collector.Poll) *pciLink
 		}
 		s, err := n.readAttr(filepath.Join(dir, file))
 		if err != nil {
-			if !sysfs.IsNotExist(err) { // no PCIe capability: not an error
+			if !errclass.IsNotExist(err) { // no PCIe capability: not an error
 				// Only an unsupported attribute is not read again: a
 				// transient error (EMFILE, ENFILE, EACCES) drops the
 				// series for this poll only.
-				n.unsupported.Remember(identity, "pci/"+file, err)
+				n.unsupported.Remember(identity, "pci/"+file, err, errclass.IsUnsupportedAttr)
 				p.SourceError(filepath.Join(dir, file), err)
 			}
 			return sysfs.Optional{}
@@ -267,7 +268,7 @@ func (n *Collector) readPCI(devDir, identity string, p *collector.Poll) *pciLink
 	width := func(file string) sysfs.Optional {
 		s, err := n.readAttr(filepath.Join(dir, file))
 		if err != nil {
-			if !sysfs.IsNotExist(err) {
+			if !errclass.IsNotExist(err) {
 				p.SourceError(filepath.Join(dir, file), err)
 			}
 			return sysfs.Optional{}

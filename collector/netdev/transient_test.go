@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
@@ -120,7 +121,7 @@ func TestUnsupportedClassifier(t *testing.T) {
 		{syscall.ENOMEM, false},
 		{syscall.ENOENT, false},
 	} {
-		if got := sysfs.IsUnsupported(tc.err); got != tc.want {
+		if got := errclass.IsUnsupportedAttr(tc.err); got != tc.want {
 			t.Errorf("IsUnsupported(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}

@@ -1,25 +1,10 @@
 package phy
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"syscall"
-	"time"
 
 	"go.uber.org/zap"
 )
-
-// IsPermission reports whether err says the exporter lacks a privilege
-// for an operation (EPERM or EACCES): for module memory, CAP_NET_ADMIN.
-// Generic netlink checks GENL_UNS_ADMIN_PERM before the request reaches
-// ethtool (net/netlink/genetlink.c, genl_family_rcv_msg), and dev_ethtool
-// checks CAP_NET_ADMIN before the driver's operations, so without the
-// capability every interface answers EPERM, with or without a module or
-// module support; EOPNOTSUPP comes only from a kernel without the command.
-func IsPermission(err error) bool {
-	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) || errors.Is(err, fs.ErrPermission)
-}
 
 // moduleGrant says how to grant what module memory reads need, in every
 // deployment the project ships.
@@ -37,8 +22,8 @@ const moduleGrant = "CAP_NET_ADMIN: on Kubernetes the transceivers component " +
 // generic log line, and the first refusal of each operation is logged
 // once per process at warn level with what grants the privilege; later
 // ones, of other devices, at debug level.
-func (c *Collector) denied(d *device, op string, err error, now time.Time, r *reading) {
-	d.unsupported[op] = now
+func (c *Collector) denied(d *device, op string, err error, r *reading) {
+	c.unsupported.Add(d.iface.Name, op)
 	r.errs = append(r.errs, opError{op: op, err: fmt.Errorf("%s of %s: %w", op, d.iface.Name, err), logged: true})
 	fields := []zap.Field{
 		zap.String("device", d.iface.Name), zap.String("driver", d.iface.Driver), zap.String("operation", op),

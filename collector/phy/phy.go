@@ -25,8 +25,8 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/sff"
-	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
 // Config configures the physical-layer collector.
@@ -67,6 +67,9 @@ type Collector struct {
 	stats   StatsSource  // nil when the source has no standard counters
 	modules ModuleSource // nil when the source reads no module memory
 	devs    map[string]*device
+	// unsupported remembers, by interface name, the operations answered
+	// EOPNOTSUPP, EPERM or EACCES, for UnsupportedRetry.
+	unsupported *errclass.Memo
 	// deniedLogged holds the operations whose refusal for lack of a
 	// privilege was logged: once per process (see denied).
 	deniedLogged map[string]bool
@@ -74,8 +77,7 @@ type Collector struct {
 
 // device is what the collector remembers of one interface.
 type device struct {
-	iface       Interface
-	unsupported map[string]time.Time // operation -> when EOPNOTSUPP, EPERM or EACCES was seen
+	iface Interface
 	// Module state: when the memory was last read (successfully or not),
 	// the last decoded module (nil: none, or the last read failed) and
 	// when that succeeded.
@@ -99,7 +101,8 @@ func New(cfg Config, log *zap.Logger) (*Collector, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	c := &Collector{cfg: cfg, log: log, devs: make(map[string]*device), deniedLogged: make(map[string]bool)}
+	c := &Collector{cfg: cfg, log: log, devs: make(map[string]*device), deniedLogged: make(map[string]bool),
+		unsupported: errclass.NewMemo(errclass.MemoConfig{Retry: cfg.UnsupportedRetry, Now: cfg.Now})}
 	c.stats, _ = cfg.Source.(StatsSource)
 	c.modules, _ = cfg.Source.(ModuleSource)
 	return c, nil
@@ -148,13 +151,15 @@ func (c *Collector) Update(ctx context.Context, p *collector.Poll) error {
 		d := c.devs[ifc.Name]
 		if d == nil || d.iface != ifc {
 			// New, re-created or re-bound: forget what the old one said.
-			d = &device{iface: ifc, unsupported: make(map[string]time.Time)}
+			d = &device{iface: ifc}
 			c.devs[ifc.Name] = d
+			c.unsupported.Forget(ifc.Name)
 		}
 		r, gone := c.read(d)
 		if gone {
 			c.log.Debug("interface vanished during the poll", zap.String("device", ifc.Name))
 			delete(c.devs, ifc.Name)
+			c.unsupported.Forget(ifc.Name)
 			continue
 		}
 		seen[ifc.Name] = true
@@ -173,41 +178,34 @@ func (c *Collector) Update(ctx context.Context, p *collector.Poll) error {
 			delete(c.devs, name)
 		}
 	}
+	c.unsupported.Retain(seen)
 	p.SetDevices(devices)
 	return nil
 }
 
-// supported reports whether op may be asked of d now: it was never
-// answered EOPNOTSUPP, or that was longer than UnsupportedRetry ago.
-func (c *Collector) supported(d *device, op string, now time.Time) bool {
-	at, ok := d.unsupported[op]
-	if !ok {
-		return true
-	}
-	if now.Sub(at) >= c.cfg.UnsupportedRetry {
-		delete(d.unsupported, op)
-		return true
-	}
-	return false
+// supported reports whether op may be asked of d: it was never answered
+// EOPNOTSUPP, EPERM or EACCES, or that was UnsupportedRetry ago or longer.
+func (c *Collector) supported(d *device, op string) bool {
+	return !c.unsupported.Has(d.iface.Name, op)
 }
 
 // check classifies the error of one read: nil and EOPNOTSUPP (remembered)
 // are no error; EPERM and EACCES are remembered like EOPNOTSUPP and
 // reported once (denied); gone says the interface went away; anything
 // else is a source error for r.
-func (c *Collector) check(d *device, op string, err error, now time.Time, r *reading) (ok, gone bool) {
+func (c *Collector) check(d *device, op string, err error, r *reading) (ok, gone bool) {
 	switch {
 	case err == nil:
 		return true, false
-	case IsNotSupported(err):
-		d.unsupported[op] = now
+	case errclass.IsUnsupported(err):
+		c.unsupported.Add(d.iface.Name, op)
 		c.log.Debug("driver does not support the operation; not asked again for a while",
 			zap.String("device", d.iface.Name), zap.String("driver", d.iface.Driver), zap.String("operation", op), zap.Duration("retry", c.cfg.UnsupportedRetry))
 		return false, false
-	case IsPermission(err):
-		c.denied(d, op, err, now, r)
+	case errclass.IsPermission(err):
+		c.denied(d, op, err, r)
 		return false, false
-	case sysfs.IsNotExist(err):
+	case errclass.IsNotExist(err):
 		return false, true
 	default:
 		r.errs = append(r.errs, opError{op: op, err: fmt.Errorf("%s of %s: %w", op, d.iface.Name, err)})
@@ -219,9 +217,9 @@ func (c *Collector) check(d *device, op string, err error, now time.Time, r *rea
 func (c *Collector) read(d *device) (r reading, gone bool) {
 	now := c.cfg.Now()
 	name := d.iface.Name
-	if c.supported(d, opLinkState, now) {
+	if c.supported(d, opLinkState) {
 		ls, err := c.cfg.Source.LinkState(name)
-		ok, g := c.check(d, opLinkState, err, now, &r)
+		ok, g := c.check(d, opLinkState, err, &r)
 		if g {
 			return r, true
 		}
@@ -229,9 +227,9 @@ func (c *Collector) read(d *device) (r reading, gone bool) {
 			r.link = &ls
 		}
 	}
-	if c.supported(d, opFEC, now) {
+	if c.supported(d, opFEC) {
 		f, err := c.cfg.Source.FEC(name)
-		ok, g := c.check(d, opFEC, err, now, &r)
+		ok, g := c.check(d, opFEC, err, &r)
 		if g {
 			return r, true
 		}
@@ -239,9 +237,9 @@ func (c *Collector) read(d *device) (r reading, gone bool) {
 			r.fec = &f
 		}
 	}
-	if c.stats != nil && c.supported(d, opStats, now) {
+	if c.stats != nil && c.supported(d, opStats) {
 		s, err := c.stats.Stats(name)
-		ok, g := c.check(d, opStats, err, now, &r)
+		ok, g := c.check(d, opStats, err, &r)
 		if g {
 			return r, true
 		}
@@ -249,14 +247,14 @@ func (c *Collector) read(d *device) (r reading, gone bool) {
 			r.stats = &s
 		}
 	}
-	if c.modules != nil && c.supported(d, opModule, now) &&
+	if c.modules != nil && c.supported(d, opModule) &&
 		(d.moduleTried.IsZero() || now.Sub(d.moduleTried) >= c.cfg.ModuleInterval) {
 		d.moduleTried = now
 		mem, err := c.modules.Module(name)
 		if errors.Is(err, sff.ErrNoModule) {
 			mem, err = nil, nil // an empty cage: no series, no error
 		}
-		ok, g := c.check(d, opModule, err, now, &r)
+		ok, g := c.check(d, opModule, err, &r)
 		if g {
 			return r, true
 		}
@@ -280,7 +278,7 @@ func (c *Collector) decode(d *device, mem *sff.Memory, now time.Time, r *reading
 		c.log.Debug("no module in the cage, or not fully inserted", zap.String("device", d.iface.Name))
 		return
 	case err != nil:
-		r.errs = append(r.errs, opError{op: opModule, err: fmt.Errorf("decoding the module memory of %s: %w: %w", d.iface.Name, collector.ErrParse, err)})
+		r.errs = append(r.errs, opError{op: opModule, err: fmt.Errorf("decoding the module memory of %s: %w: %w", d.iface.Name, errclass.ErrParse, err)})
 		return
 	}
 	if w := strings.Join(mod.Warnings, "; "); w != d.warnings {

@@ -1,9 +1,6 @@
 package phy
 
 import (
-	"errors"
-	"syscall"
-
 	"github.com/nic-exporter/nic_exporter/internal/sff"
 )
 
@@ -14,7 +11,7 @@ import (
 //
 // Errors that say the interface is gone (ENODEV, ENXIO, fs.ErrNotExist)
 // make the collector skip the interface for that poll; errors for which
-// IsNotSupported is true mean the driver lacks the operation, and the
+// errclass.IsUnsupported is true mean the driver lacks the operation, and the
 // collector remembers that instead of asking again on every poll.
 //
 // A Source may also implement StatsSource and ModuleSource; the collector
@@ -113,10 +110,4 @@ type StatCounter struct {
 	// e.g. "SymbolErrorDuringCarrier" or "FrameCheckSequenceErrors".
 	Name  string
 	Value uint64
-}
-
-// IsNotSupported reports whether err says the driver lacks an operation
-// (EOPNOTSUPP), or that this build cannot do it at all.
-func IsNotSupported(err error) bool {
-	return errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, errors.ErrUnsupported)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/phy"
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/sff"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
@@ -118,7 +119,7 @@ func BenchmarkHostLinkStateFEC(b *testing.B) {
 		if _, err := host.LinkState("lo"); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := host.FEC("lo"); !phy.IsNotSupported(err) {
+		if _, err := host.FEC("lo"); !errclass.IsUnsupported(err) {
 			b.Fatal(err)
 		}
 	}

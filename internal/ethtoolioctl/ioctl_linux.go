@@ -12,6 +12,7 @@ import (
 	"github.com/safchain/ethtool"
 	"golang.org/x/sys/unix"
 
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/netns"
 	"github.com/nic-exporter/nic_exporter/internal/rtnl"
 )
@@ -153,7 +154,7 @@ func (s *Source) Link(name string) (Link, error) {
 		l.SpeedMbps = speed
 		l.Duplex = cmd.Duplex
 		l.Autoneg = cmd.Autoneg
-	case IsNotSupported(err):
+	case errclass.IsUnsupported(err):
 	default:
 		return l, err
 	}
@@ -161,7 +162,7 @@ func (s *Source) Link(name string) (Link, error) {
 	switch {
 	case err == nil:
 		l.HasDetected, l.Detected = true, state != 0
-	case IsNotSupported(err):
+	case errclass.IsUnsupported(err):
 	default:
 		return l, err
 	}

@@ -1,9 +1,7 @@
 package ethtoolioctl
 
 import (
-	"errors"
 	"fmt"
-	"syscall"
 )
 
 // ModuleType is the standard a plug-in module's memory follows, as
@@ -48,7 +46,3 @@ type ModuleInfo struct {
 // maxModuleLen bounds the legacy dump: no driver reports more than a few
 // pages, and the guard-paged scratch memory is sized from it.
 const maxModuleLen = 64 << 10
-
-// IsModuleIO reports whether err says the module failed the read (EIO),
-// as opposed to a driver without module support (IsNotSupported).
-func IsModuleIO(err error) bool { return errors.Is(err, syscall.EIO) }

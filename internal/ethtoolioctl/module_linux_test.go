@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
@@ -22,10 +23,10 @@ func TestModuleVeth(t *testing.T) {
 	}
 	defer s.Close()
 
-	if _, err := s.ModuleInfo("mod0"); !IsNotSupported(err) || IsModuleIO(err) {
+	if _, err := s.ModuleInfo("mod0"); !errclass.IsUnsupported(err) || errclass.IsIO(err) {
 		t.Errorf("ModuleInfo on veth: %v, want EOPNOTSUPP", err)
 	}
-	if _, err := s.ModuleEEPROM("mod0", 256); !IsNotSupported(err) {
+	if _, err := s.ModuleEEPROM("mod0", 256); !errclass.IsUnsupported(err) {
 		t.Errorf("ModuleEEPROM on veth: %v, want EOPNOTSUPP", err)
 	}
 	if _, err := s.ModuleInfo("nosuchdev0"); !errors.Is(err, syscall.ENODEV) {

@@ -8,19 +8,11 @@ package ethtoolioctl
 
 import (
 	"errors"
-	"syscall"
 )
 
 // ErrStatCountChanged says a driver's statistic table changed size between
 // two calls, for example because channels were added.
 var ErrStatCountChanged = errors.New("the number of ethtool statistics changed")
-
-// IsNotSupported reports whether err says the driver lacks an ethtool
-// operation (EOPNOTSUPP): the loopback device has no driver information,
-// most virtual devices no link settings.
-func IsNotSupported(err error) bool {
-	return errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOTSUP)
-}
 
 // Interface is one network interface.
 type Interface struct {

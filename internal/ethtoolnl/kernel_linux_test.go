@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolnl"
 	"github.com/nic-exporter/nic_exporter/internal/testenv/guest"
@@ -90,7 +91,7 @@ func netdevsimChecks(t *testing.T) {
 
 	t.Run("module", func(t *testing.T) {
 		_, err := c.ModuleEEPROM(port, ethtoolnl.ModuleEEPROMRequest{Addr: 0x50, Length: 128})
-		if !ethtoolnl.IsNotSupported(err) {
+		if !errclass.IsUnsupported(err) {
 			t.Errorf("ModuleEEPROM on netdevsim: %v, want EOPNOTSUPP", err)
 		}
 		s, err := ethtoolioctl.New("")
@@ -98,7 +99,7 @@ func netdevsimChecks(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		if _, err := s.ModuleInfo(port); !ethtoolioctl.IsNotSupported(err) {
+		if _, err := s.ModuleInfo(port); !errclass.IsUnsupported(err) {
 			t.Errorf("GMODULEINFO on netdevsim: %v, want EOPNOTSUPP", err)
 		}
 	})

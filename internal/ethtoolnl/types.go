@@ -18,11 +18,6 @@
 // table-tested and fuzzed without a kernel.
 package ethtoolnl
 
-import (
-	"errors"
-	"syscall"
-)
-
 // Config configures a Client.
 type Config struct {
 	// Netns is the path of the network namespace to talk to (for example
@@ -124,28 +119,4 @@ func (m FECMode) String() string {
 	default:
 		return "unknown"
 	}
-}
-
-// IsNotSupported reports whether err says the driver lacks the operation
-// (EOPNOTSUPP), as veth and most virtual devices do for FEC and module
-// EEPROM. A kernel whose ethtool family lacks the message altogether
-// (MODULE_EEPROM_GET and STATS_GET before 5.13) answers the same way:
-// generic netlink returns EOPNOTSUPP for an unknown command.
-func IsNotSupported(err error) bool {
-	return errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOTSUP)
-}
-
-// IsModuleIO reports whether err says the module itself failed the read
-// (EIO from the driver's I2C transaction: a module that does not answer,
-// or answers garbage), as opposed to a driver without module support
-// (IsNotSupported) or a vanished interface (IsNoDevice). The collector
-// counts these; they say nothing about the next read.
-func IsModuleIO(err error) bool {
-	return errors.Is(err, syscall.EIO)
-}
-
-// IsNoDevice reports whether err says the interface does not exist (any
-// more): ENODEV from the kernel's request header lookup.
-func IsNoDevice(err error) bool {
-	return errors.Is(err, syscall.ENODEV)
 }

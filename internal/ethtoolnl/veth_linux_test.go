@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolnl"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
@@ -50,7 +51,7 @@ func TestVeth(t *testing.T) {
 		t.Error("link down with both ends up")
 	}
 
-	if _, err := c.FEC("nl0"); !ethtoolnl.IsNotSupported(err) {
+	if _, err := c.FEC("nl0"); !errclass.IsUnsupported(err) {
 		t.Errorf("FEC on veth: %v, want EOPNOTSUPP", err)
 	}
 	if _, err := c.LinkState("nosuchdev0"); err == nil || !strings.Contains(err.Error(), "nosuchdev0") {
@@ -66,7 +67,7 @@ func TestVeth(t *testing.T) {
 	if len(st.Groups) != 0 || st.RxHist != nil || st.TxHist != nil {
 		t.Errorf("Stats on veth = %+v, want no counters", st)
 	}
-	if _, err := c.Stats("nosuchdev0"); !ethtoolnl.IsNoDevice(err) {
+	if _, err := c.Stats("nosuchdev0"); !errclass.IsNoDevice(err) {
 		t.Errorf("Stats of a missing device: %v, want ENODEV", err)
 	}
 	if ethtoolnl.Update() {
@@ -88,15 +89,15 @@ func TestVeth(t *testing.T) {
 	// legacy driver callbacks finds none either.
 	req := ethtoolnl.ModuleEEPROMRequest{Addr: 0x50, Length: 128}
 	_, err = c.ModuleEEPROM("nl0", req)
-	if !ethtoolnl.IsNotSupported(err) || ethtoolnl.IsModuleIO(err) {
+	if !errclass.IsUnsupported(err) || errclass.IsIO(err) {
 		t.Errorf("ModuleEEPROM on veth: %v, want EOPNOTSUPP", err)
 	}
-	if _, err := c.ModuleEEPROM("nosuchdev0", req); !ethtoolnl.IsNoDevice(err) {
+	if _, err := c.ModuleEEPROM("nosuchdev0", req); !errclass.IsNoDevice(err) {
 		t.Errorf("ModuleEEPROM of a missing device: %v, want ENODEV", err)
 	}
 	bad := req
 	bad.Offset = 64 // crosses offset 128: refused before it reaches the kernel
-	if _, err := c.ModuleEEPROM("nl0", bad); err == nil || ethtoolnl.IsNotSupported(err) {
+	if _, err := c.ModuleEEPROM("nl0", bad); err == nil || errclass.IsUnsupported(err) {
 		t.Errorf("ModuleEEPROM %v: %v, want a validation error", bad, err)
 	}
 	// The interface lives only in the test's namespace.

@@ -28,6 +28,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolnl"
 	"github.com/nic-exporter/nic_exporter/internal/sff"
@@ -58,7 +59,7 @@ const maxRounds = 4
 // first, then what it advertises (see sff.NextRegions). It returns
 // sff.ErrNoModule (wrapped) when the identifier byte is 0, and the
 // reader's error, wrapped with the region, when a read fails (check it
-// with IsNotSupported, IsModuleIO, IsNoDevice).
+// with errclass.IsUnsupported, errclass.IsIO, errclass.IsNoDevice).
 func ReadModule(r PageReader, ifname string) (*sff.Memory, error) {
 	m := sff.NewMemory()
 	for round := 0; round < maxRounds; round++ {
@@ -124,20 +125,6 @@ func FromLegacy(t ethtoolioctl.ModuleType, data []byte) (*sff.Memory, error) {
 	}
 }
 
-// IsNotSupported reports whether err says neither the driver nor the
-// kernel offers module access (EOPNOTSUPP), for example veth, or a
-// remembered answer of Reader.
-func IsNotSupported(err error) bool {
-	return errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOTSUP)
-}
-
-// IsModuleIO reports whether err says the module failed the I2C read
-// (EIO): a module that does not answer. The next poll tries again.
-func IsModuleIO(err error) bool { return errors.Is(err, syscall.EIO) }
-
-// IsNoDevice reports whether err says the interface is gone (ENODEV).
-func IsNoDevice(err error) bool { return errors.Is(err, syscall.ENODEV) }
-
 // Path is how Reader reads one interface's module.
 type Path int
 
@@ -175,10 +162,10 @@ func New(nl PageReader, legacy LegacyReader, log *zap.Logger) *Reader {
 // errNotSupported is the remembered answer for PathNone.
 var errNotSupported = fmt.Errorf("no module access (remembered): %w", syscall.EOPNOTSUPP)
 
-// Module reads the module of ifname. Errors: IsNotSupported when the
+// Module reads the module of ifname. Errors: errclass.IsUnsupported when the
 // driver has no module access (remembered: later calls fail at once
-// without I/O until Forget), IsModuleIO when the module failed the
-// read, IsNoDevice when the interface is gone (its path is forgotten),
+// without I/O until Forget), errclass.IsIO when the module failed the
+// read, errclass.IsNoDevice when the interface is gone (its path is forgotten),
 // errors.Is(err, sff.ErrNoModule) for an empty or half-inserted cage.
 func (r *Reader) Module(ifname string) (*sff.Memory, error) {
 	p := r.path[ifname]
@@ -194,7 +181,7 @@ func (r *Reader) Module(ifname string) (*sff.Memory, error) {
 		m, err = ReadModule(r.nl, ifname)
 		if p == PathUnknown {
 			p = PathNetlink
-			if IsNotSupported(err) {
+			if errclass.IsUnsupported(err) {
 				r.log.Debug("module eeprom netlink not supported; trying the ioctls", zap.String("interface", ifname), zap.Error(err))
 				p = PathLegacy
 				m, err = r.readLegacy(ifname)
@@ -202,14 +189,14 @@ func (r *Reader) Module(ifname string) (*sff.Memory, error) {
 		}
 	}
 	switch {
-	case IsNoDevice(err):
+	case errclass.IsNoDevice(err):
 		delete(r.path, ifname)
-	case IsNotSupported(err):
+	case errclass.IsUnsupported(err):
 		if p == PathLegacy || r.legacy == nil {
 			r.log.Debug("no module access; not asking again", zap.String("interface", ifname), zap.Error(err))
 			r.path[ifname] = PathNone
 		}
-	case err == nil || IsModuleIO(err) || errors.Is(err, sff.ErrNoModule):
+	case err == nil || errclass.IsIO(err) || errors.Is(err, sff.ErrNoModule):
 		// The path answered: keep it, whatever the module said.
 		r.path[ifname] = p
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolnl"
 	"github.com/nic-exporter/nic_exporter/internal/sff"
@@ -151,10 +152,10 @@ func TestReadModuleErrors(t *testing.T) {
 		check func(error) bool
 	}{
 		{"half-inserted module: identifier 0", &fakeModule{mem: empty}, func(err error) bool { return errors.Is(err, sff.ErrNoModule) }},
-		{"module answers EIO", &fakeModule{err: syscall.EIO}, IsModuleIO},
-		{"page 11h unreadable", &fakeModule{mem: cut}, func(err error) bool { return IsModuleIO(err) && strings.Contains(err.Error(), "page 0x11") }},
-		{"driver without module support", &fakeModule{err: syscall.EOPNOTSUPP}, IsNotSupported},
-		{"interface gone", &fakeModule{err: syscall.ENODEV}, IsNoDevice},
+		{"module answers EIO", &fakeModule{err: syscall.EIO}, errclass.IsIO},
+		{"page 11h unreadable", &fakeModule{mem: cut}, func(err error) bool { return errclass.IsIO(err) && strings.Contains(err.Error(), "page 0x11") }},
+		{"driver without module support", &fakeModule{err: syscall.EOPNOTSUPP}, errclass.IsUnsupported},
+		{"interface gone", &fakeModule{err: syscall.ENODEV}, errclass.IsNoDevice},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -162,7 +163,7 @@ func TestReadModuleErrors(t *testing.T) {
 			if !tt.check(err) {
 				t.Errorf("ReadModule = %v, %v", m, err)
 			}
-			if IsModuleIO(err) && IsNotSupported(err) {
+			if errclass.IsIO(err) && errclass.IsUnsupported(err) {
 				t.Errorf("%v is both a module I/O error and not supported", err)
 			}
 		})
@@ -251,7 +252,7 @@ func TestReaderFallback(t *testing.T) {
 		legacy := &fakeLegacy{err: syscall.EOPNOTSUPP}
 		r := New(nl, legacy, zaptest.NewLogger(t))
 		for poll := 0; poll < 3; poll++ {
-			if _, err := r.Module("veth0"); !IsNotSupported(err) {
+			if _, err := r.Module("veth0"); !errclass.IsUnsupported(err) {
 				t.Fatalf("poll %d: %v", poll, err)
 			}
 		}
@@ -273,14 +274,14 @@ func TestReaderFallback(t *testing.T) {
 			t.Fatal(err)
 		}
 		nl.err = syscall.EIO
-		if _, err := r.Module("eth0"); !IsModuleIO(err) {
+		if _, err := r.Module("eth0"); !errclass.IsIO(err) {
 			t.Fatalf("EIO poll: %v", err)
 		}
 		if legacy.calls != 0 || r.Path("eth0") != PathNetlink {
 			t.Errorf("ioctls asked %d times, path %v", legacy.calls, r.Path("eth0"))
 		}
 		nl.err = syscall.ENODEV
-		if _, err := r.Module("eth0"); !IsNoDevice(err) || r.Path("eth0") != PathUnknown {
+		if _, err := r.Module("eth0"); !errclass.IsNoDevice(err) || r.Path("eth0") != PathUnknown {
 			t.Errorf("ENODEV: %v, path %v; want the path forgotten", err, r.Path("eth0"))
 		}
 	})

@@ -5,6 +5,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolnl"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
@@ -32,17 +33,17 @@ func TestVethFallback(t *testing.T) {
 
 	r := New(nl, legacy, log)
 	for poll := 0; poll < 2; poll++ {
-		if _, err := r.Module("mr0"); !IsNotSupported(err) || IsModuleIO(err) {
+		if _, err := r.Module("mr0"); !errclass.IsUnsupported(err) || errclass.IsIO(err) {
 			t.Fatalf("poll %d: %v, want EOPNOTSUPP", poll, err)
 		}
 	}
 	if p := r.Path("mr0"); p != PathNone {
 		t.Errorf("path %v, want none", p)
 	}
-	if _, err := r.Module("nosuchdev0"); !IsNoDevice(err) {
+	if _, err := r.Module("nosuchdev0"); !errclass.IsNoDevice(err) {
 		t.Errorf("missing interface: %v, want ENODEV", err)
 	}
-	if _, err := ReadLegacy(legacy, "mr0"); !IsNotSupported(err) {
+	if _, err := ReadLegacy(legacy, "mr0"); !errclass.IsUnsupported(err) {
 		t.Errorf("ReadLegacy on veth: %v, want EOPNOTSUPP", err)
 	}
 }

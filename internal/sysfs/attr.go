@@ -105,18 +105,3 @@ func ReadFSAttr(fsys fs.FS, name string, buf []byte) (string, error) {
 	}
 	return strings.TrimSpace(string(buf[:n])), nil
 }
-
-// IsNotExist reports whether err says a file or device is gone.
-func IsNotExist(err error) bool {
-	return errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENODEV) || errors.Is(err, syscall.ENXIO)
-}
-
-// IsUnsupported reports whether err says the driver will never answer
-// the attribute: EINVAL or EOPNOTSUPP. It is the one classification of
-// "unsupported" for every collector that reads sysfs (UnsupportedSet.Remember
-// applies it): errors that say nothing about the attribute, such as EMFILE
-// and ENFILE when file descriptors run out, EACCES, ENOMEM or EINTR, are
-// not, so they never stop an attribute from being read at later polls.
-func IsUnsupported(err error) bool {
-	return errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EOPNOTSUPP)
-}

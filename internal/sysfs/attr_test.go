@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/safefile"
 )
 
@@ -92,7 +93,7 @@ func TestReadFSAttrDirFSAgreesWithFS(t *testing.T) {
 		{name: "mtu", want: "1500"},
 		{name: "empty", want: ""},
 		{name: "spaces", want: "up"},
-		{name: "missing", wantErr: IsNotExist, plainErr: IsNotExist},
+		{name: "missing", wantErr: errclass.IsNotExist, plainErr: errclass.IsNotExist},
 		{name: "../mtu", wantErr: func(err error) bool { return errors.Is(err, fs.ErrInvalid) }, plainErr: func(err error) bool { return err != nil }},
 		{name: "counters", wantErr: func(err error) bool { return errors.Is(err, safefile.ErrNotRegular) }, plainErr: func(err error) bool { return err != nil }},
 	}

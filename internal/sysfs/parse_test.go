@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 )
 
 func TestParsePCIeSpeed(t *testing.T) {
@@ -67,8 +69,8 @@ func TestParseCounter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, err := ParseCounter(tt.in)
-		if got != tt.want || (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, ErrParse)) {
-			t.Errorf("ParseCounter(%q) = %v, %v; want %v, error %v wrapping ErrParse", tt.in, got, err, tt.want, tt.wantErr)
+		if got != tt.want || (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, errclass.ErrParse)) {
+			t.Errorf("ParseCounter(%q) = %v, %v; want %v, error %v wrapping errclass.ErrParse", tt.in, got, err, tt.want, tt.wantErr)
 		}
 	}
 }
