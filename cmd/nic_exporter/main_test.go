@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/common/model"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
@@ -234,6 +235,13 @@ func TestDemoScrapeGolden(t *testing.T) {
 	}
 	if diff := cmp.Diff(string(wantDetail), detail); diff != "" {
 		t.Errorf("demo detail scrape differs from %s (-want +got); run go test ./cmd/nic_exporter -update if intended:\n%s", detailPath, diff)
+	}
+	// No series twice and no family split, over all collectors together
+	// (each collector's own tests check its output alone).
+	for path, text := range map[string]string{"/metrics": scrape, "/metrics/detail": detail} {
+		if err := exposition.Check([]byte(text)); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
 	}
 	for _, must := range []string{
 		`nic_pcie_link_degraded{device="enp8s0f1np1",pci_address="0000:08:00.1"} 1`,

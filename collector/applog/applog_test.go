@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/collectortest"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
@@ -201,7 +202,7 @@ func TestApplogConcurrentRotation(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := tryPoll(a); err != nil {
+			if _, err := tryPoll(t, a); err != nil {
 				pollErr <- err
 				return
 			}
@@ -334,17 +335,15 @@ func TestApplogSkipsNonRegularFiles(t *testing.T) {
 
 func pollText(t *testing.T, c collector.Collector) string {
 	t.Helper()
-	out, err := tryPoll(c)
+	out, err := tryPoll(t, c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
-func tryPoll(c collector.Collector) (string, error) {
-	b := exposition.NewBuilder()
-	if err := c.Update(context.Background(), collector.NewPoll(b, nil)); err != nil {
-		return "", err
-	}
-	return b.Snapshot().String(), nil
+func tryPoll(t testing.TB, c collector.Collector) (string, error) {
+	t.Helper()
+	r := collectortest.Poll(t, c, nil)
+	return r.Text, r.Err
 }

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/collectortest"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/devlink"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
@@ -144,10 +145,8 @@ func newTestDevlink(t *testing.T, f *fakeDevlink, filter collector.NameFilter, c
 
 func pollDevlink(t *testing.T, c collector.Collector) (string, []collector.ReasonCount, error) {
 	t.Helper()
-	b := exposition.NewBuilder()
-	errs := collector.NewSourceErrors(zap.NewNop(), time.Minute)
-	err := c.Update(context.Background(), collector.NewPoll(b, errs))
-	return b.Snapshot().String(), errs.Counts(), err
+	r := collectortest.Poll(t, c, collector.NewSourceErrors(zap.NewNop(), time.Minute))
+	return r.Text, r.Errors.Counts(), r.Err
 }
 
 // samples returns the sample lines of a text exposition.

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/collectortest"
 	"github.com/nic-exporter/nic_exporter/collector/ethtool"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
@@ -53,37 +54,7 @@ func fixtureHost(t testing.TB) *ethtooldump.Source {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
-	}
-	if got != string(want) {
-		t.Errorf("scrape differs from %s (rerun with -update and review the diff):\n%s", path, firstDiff(string(want), got))
-	}
-}
-
-func firstDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := 0; i < len(al) || i < len(bl); i++ {
-		var x, y string
-		if i < len(al) {
-			x = al[i]
-		}
-		if i < len(bl) {
-			y = bl[i]
-		}
-		if x != y {
-			return "line " + itoa(i+1) + ":\n- " + x + "\n+ " + y
-		}
-	}
-	return ""
+	collectortest.Golden(t, filepath.Join("testdata", name), got, *update)
 }
 
 func itoa(i int) string {

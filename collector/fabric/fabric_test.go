@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
-	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/collector/collectortest"
 	"github.com/nic-exporter/nic_exporter/internal/mad"
 )
 
@@ -70,9 +70,8 @@ func (f *fakeQuerier) Close() error { f.closed = true; return nil }
 
 func pollOnce(t *testing.T, c *Collector, errs *collector.SourceErrors) (string, error) {
 	t.Helper()
-	b := exposition.NewBuilder()
-	err := c.Update(context.Background(), collector.NewPoll(b, errs))
-	return b.Snapshot().String(), err
+	r := collectortest.Poll(t, c, errs)
+	return r.Text, r.Err
 }
 
 func opener(eps ...Endpoint) Opener {

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/collectortest"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/collector/infiniband"
 	"github.com/nic-exporter/nic_exporter/internal/demo"
@@ -142,9 +143,8 @@ func fixture(t *testing.T) string {
 // ibPoll runs one poll and returns the snapshot and the error.
 func ibPoll(t *testing.T, c collector.Collector, errs *collector.SourceErrors) (*exposition.Snapshot, error) {
 	t.Helper()
-	b := exposition.NewBuilder()
-	err := c.Update(context.Background(), collector.NewPoll(b, errs))
-	return b.Snapshot(), err
+	r := collectortest.Poll(t, c, errs)
+	return r.Snapshot, r.Err
 }
 
 func reasons(errs *collector.SourceErrors) map[string]uint64 {
@@ -166,43 +166,7 @@ func newIB(t *testing.T, sysfs string, fsys fs.FS, include, exclude string) coll
 
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
-	}
-	if got != string(want) {
-		t.Errorf("scrape differs from %s (go test -update rewrites it):\n%s", path, lineDiff(string(want), got))
-	}
-}
-
-// lineDiff lists the lines only in want (-) and only in got (+).
-func lineDiff(want, got string) string {
-	in := func(s string) map[string]bool {
-		m := make(map[string]bool)
-		for _, l := range strings.Split(s, "\n") {
-			m[l] = true
-		}
-		return m
-	}
-	w, g := in(want), in(got)
-	var b strings.Builder
-	for _, l := range strings.Split(want, "\n") {
-		if !g[l] {
-			b.WriteString("- " + l + "\n")
-		}
-	}
-	for _, l := range strings.Split(got, "\n") {
-		if !w[l] {
-			b.WriteString("+ " + l + "\n")
-		}
-	}
-	return b.String()
+	collectortest.Golden(t, filepath.Join("testdata", name), got, *update)
 }
 
 // TestInfiniBandFixture checks the scrape of the fixture host against the

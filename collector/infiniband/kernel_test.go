@@ -1,7 +1,6 @@
 package infiniband_test
 
 import (
-	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/collectortest"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/collector/infiniband"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
@@ -116,15 +116,11 @@ func poll(t *testing.T, include, exclude string, fsys fs.FS) string {
 		t.Fatal(err)
 	}
 	c := infiniband.New(infiniband.Config{SysfsPath: "/sys", Filter: f, FS: fsys}, zap.NewNop())
-	errs := collector.NewSourceErrors(zap.NewNop(), time.Hour)
-	b := exposition.NewBuilder()
-	if err := c.Update(context.Background(), collector.NewPoll(b, errs)); err != nil {
-		t.Fatalf("poll: %v", err)
-	}
-	if counts := errs.Counts(); len(counts) != 0 {
+	r := collectortest.MustPoll(t, c, nil)
+	if counts := r.Errors.Counts(); len(counts) != 0 {
 		t.Errorf("poll reported source errors: %v", counts)
 	}
-	return b.Snapshot().String()
+	return r.Text
 }
 
 func expect(t *testing.T, scrape string, lines ...string) {

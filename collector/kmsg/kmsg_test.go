@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/collectortest"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
@@ -188,19 +189,17 @@ func kernelEngine(t testing.TB) *logrules.Engine {
 
 func pollText(t *testing.T, c collector.Collector) string {
 	t.Helper()
-	out, err := tryPoll(c)
+	out, err := tryPoll(t, c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
-func tryPoll(c collector.Collector) (string, error) {
-	b := exposition.NewBuilder()
-	if err := c.Update(context.Background(), collector.NewPoll(b, nil)); err != nil {
-		return "", err
-	}
-	return b.Snapshot().String(), nil
+func tryPoll(t testing.TB, c collector.Collector) (string, error) {
+	t.Helper()
+	r := collectortest.Poll(t, c, nil)
+	return r.Text, r.Err
 }
 
 // waitFor polls the collector until every want line is in its output.
@@ -209,7 +208,7 @@ func waitFor(t *testing.T, c collector.Collector, want ...string) string {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		out, err := tryPoll(c)
+		out, err := tryPoll(t, c)
 		missing := ""
 		if err != nil {
 			missing = err.Error()

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/collectortest"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 )
 
@@ -106,29 +107,13 @@ func sysfsFixture(t testing.TB) string {
 
 func pollOnce(t testing.TB, c collector.Collector) (*exposition.Snapshot, *collector.SourceErrors) {
 	t.Helper()
-	errs := collector.NewSourceErrors(zap.NewNop(), time.Hour)
-	b := exposition.NewBuilder()
-	if err := c.Update(context.Background(), collector.NewPoll(b, errs)); err != nil {
-		t.Fatalf("Update: %v", err)
-	}
-	return b.Snapshot(), errs
+	r := collectortest.MustPoll(t, c, nil)
+	return r.Snapshot, r.Errors
 }
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	collectortest.Golden(t, filepath.Join("testdata", name), got, *update)
 }
 
 func TestNetdevFixture(t *testing.T) {

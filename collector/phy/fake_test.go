@@ -1,7 +1,6 @@
 package phy_test
 
 import (
-	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -11,11 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/collectortest"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/collector/phy"
 	"github.com/nic-exporter/nic_exporter/internal/sff"
@@ -147,49 +145,16 @@ func newCollector(t testing.TB, src phy.Source, c *clock, log *zap.Logger) *phy.
 	return col
 }
 
-// pollOnce runs one Update and returns the snapshot and the source error
-// counts.
+// pollOnce runs one Update and returns the snapshot.
 func pollOnce(t testing.TB, c collector.Collector, errs *collector.SourceErrors) *exposition.Snapshot {
 	t.Helper()
-	b := exposition.NewBuilder()
-	if err := c.Update(context.Background(), collector.NewPoll(b, errs)); err != nil {
-		t.Fatalf("Update: %v", err)
-	}
-	if b.Invalid() != 0 {
-		t.Errorf("%d invalid samples", b.Invalid())
-	}
-	return b.Snapshot()
+	return collectortest.MustPoll(t, c, errs).Snapshot
 }
 
 // series parses a text exposition into "name{a="x",b="y"}" -> value.
 func series(t testing.TB, text string) map[string]float64 {
 	t.Helper()
-	p := expfmt.NewTextParser(model.LegacyValidation)
-	fams, err := p.TextToMetricFamilies(strings.NewReader(text))
-	if err != nil {
-		t.Fatalf("scrape does not parse: %v\n%s", err, text)
-	}
-	out := make(map[string]float64)
-	for name, f := range fams {
-		for _, m := range f.GetMetric() {
-			var ls []string
-			for _, l := range m.GetLabel() {
-				ls = append(ls, l.GetName()+`="`+l.GetValue()+`"`)
-			}
-			sort.Strings(ls)
-			var v float64
-			switch {
-			case m.GetCounter() != nil:
-				v = m.GetCounter().GetValue()
-			case m.GetGauge() != nil:
-				v = m.GetGauge().GetValue()
-			default:
-				v = m.GetUntyped().GetValue()
-			}
-			out[name+"{"+strings.Join(ls, ",")+"}"] = v
-		}
-	}
-	return out
+	return collectortest.Series(t, text)
 }
 
 // families returns the family names of series in s with the prefix.
@@ -206,35 +171,7 @@ func withPrefix(s map[string]float64, prefix string) []string {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
-	}
-	if got != string(want) {
-		wl, gl := strings.Split(string(want), "\n"), strings.Split(got, "\n")
-		for i := 0; i < len(wl) || i < len(gl); i++ {
-			var w, g string
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if w != g {
-				t.Fatalf("scrape differs from %s at line %d (rerun with -update and review the diff):\nwant %q\ngot  %q", path, i+1, w, g)
-			}
-		}
-	}
+	collectortest.Golden(t, filepath.Join("testdata", name), got, *update)
 }
 
 func u64(v uint64) *uint64 { return &v }

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/collectortest"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/vmastats"
 )
@@ -100,10 +101,8 @@ func get(t *testing.T, samples []sample, name string, kv ...string) float64 {
 
 func poll(t *testing.T, c collector.Collector) (string, *collector.SourceErrors, error) {
 	t.Helper()
-	b := exposition.NewBuilder()
-	errs := collector.NewSourceErrors(zap.NewNop(), time.Hour)
-	err := c.Update(context.Background(), collector.NewPoll(b, errs))
-	return b.Snapshot().String(), errs, err
+	r := collectortest.Poll(t, c, nil)
+	return r.Text, r.Errors, r.Err
 }
 
 func sharedVMADir(t *testing.T) string {

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/collectortest"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/vmastats"
 	"github.com/nic-exporter/nic_exporter/xliostats"
@@ -26,12 +27,8 @@ const xlioGoldenDir = "../../xliostats/testdata/golden"
 // pollXLIO polls c once and returns the default and the detail part.
 func pollXLIO(t *testing.T, c collector.Collector, errs *collector.SourceErrors) (string, string) {
 	t.Helper()
-	b := exposition.NewBuilder()
-	if err := c.Update(context.Background(), collector.NewPoll(b, errs)); err != nil {
-		t.Fatal(err)
-	}
-	snap := b.Snapshot()
-	return snap.String(), snap.Detail().String()
+	r := collectortest.MustPoll(t, c, errs)
+	return r.Text, r.Detail
 }
 
 // xlioDir writes a golden file as the statistics file of pid in a new
