@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	stdlog "log"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
@@ -18,26 +16,19 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 	"unicode"
 
 	"github.com/alecthomas/kingpin/v2"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 	"go.uber.org/zap"
-	"go.uber.org/zap/exp/zapslog"
 
-	"github.com/nic-exporter/nic_exporter/collector"
-	"github.com/nic-exporter/nic_exporter/collector/scrape"
+	"github.com/nic-exporter/nic_exporter/daemon"
 	"github.com/nic-exporter/nic_exporter/internal/demo"
 	"github.com/nic-exporter/nic_exporter/internal/logging"
-	"github.com/nic-exporter/nic_exporter/nodehealth"
 )
 
 // defaultAddress is outside the exporter port range 9100-9999, which the
@@ -255,10 +246,6 @@ func (o *options) check() error {
 // mis-configured filter) long before it costs a fleet that much.
 const defaultSeriesBudget = 2500
 
-// detailPath returns the path of the detail endpoint: the telemetry path
-// followed by /detail.
-func detailPath(metricsPath string) string { return metricsPath + "/detail" }
-
 // otherEndpoints are the paths the exporter serves besides the metrics.
 var otherEndpoints = []string{"/", "/healthz", "/readyz", "/health"}
 
@@ -344,75 +331,43 @@ func run(args []string, stderr io.Writer) int {
 	return 0
 }
 
+// serve builds the sources (this host, or the demo host started here)
+// and the enabled collectors, and runs them in the daemon until ctx
+// ends.
 func serve(ctx context.Context, o *options, log *zap.Logger) error {
 	log.Info("starting nic_exporter", zap.String("version", version.Info()), zap.String("build", version.BuildContext()))
-	var wg sync.WaitGroup
-	var host *demo.Host
+	cfg := o.daemonConfig()
+	// closers are closed by the daemon after the polls stop, or here if
+	// a collector cannot be built: collectors that hold a resource
+	// across polls (the fabric collector's MAD clients), then the demo
+	// host's directory.
 	var closers []io.Closer
-	pollCtx, cancelPolls := context.WithCancel(context.Background())
-	// stopBy is when the shutdown grace ends, once a signal came: the
-	// scrapes in flight and the collectors share it.
-	var stopBy time.Time
-	defer func() {
-		cancelPolls()
-		// A source that ignores its context (an event watch blocked in
-		// the open of a FIFO) must not keep the process from exiting.
-		stopped := make(chan struct{})
-		go func() {
-			wg.Wait()
-			close(stopped)
-		}()
-		wait := o.shutdownGrace
-		if !stopBy.IsZero() {
-			wait = max(time.Until(stopBy), 100*time.Millisecond)
-		}
-		select {
-		case <-stopped:
-		case <-time.After(wait):
-			// The demo host's directory is removed all the same: the
-			// process exits now, and a late write into it fails
-			// harmlessly instead of leaving the directory behind.
-			log.Warn("collectors did not stop within the shutdown grace; exiting without them", zap.Duration("grace", o.shutdownGrace))
-		}
-		// Collectors that hold a resource across polls (the fabric
-		// collector's MAD clients) release it.
-		for _, c := range closers {
-			if err := c.Close(); err != nil {
-				log.Warn("closing a collector failed", zap.Error(err))
-			}
-		}
-		// After the polls and the demo's own updater have stopped, or
-		// the grace ran out.
-		if host != nil {
-			if err := host.Close(); err != nil {
-				log.Warn("removing the demo host directory failed", zap.Error(err))
-			}
-		}
-	}()
+	var host *demo.Host
 	var src *Sources
-	switch {
-	case o.demo:
-		var err error
+	if o.demo {
 		var start time.Time
 		if o.demoStart != "" {
-			start, _ = time.Parse(time.RFC3339Nano, o.demoStart) // checked in validate
+			start, _ = time.Parse(time.RFC3339Nano, o.demoStart) // checked in check
 		}
+		var err error
 		host, err = demo.New(demo.Config{Faults: o.demoFaults, Elapsed: o.demoElapsed, Start: start}, log.Named("demo"))
 		if err != nil {
 			return err
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			host.Run(pollCtx)
-		}()
+		cfg.Background = append(cfg.Background, host.Run)
 		src = demoSources(host, o)
 		log.Info("running on the embedded demo host", zap.String("sysfs", src.SysfsPath), zap.String("faults", o.demoFaults))
-	default:
+	} else {
 		src = hostSources(o)
 	}
-
-	var runners []*collector.Runner
+	closeAll := func() {
+		for _, c := range closers {
+			_ = c.Close()
+		}
+		if host != nil {
+			_ = host.Close()
+		}
+	}
 	for _, cf := range o.collectors {
 		if !cf.enabled {
 			log.Info("collector disabled", zap.String("collector", cf.spec.name))
@@ -420,163 +375,35 @@ func serve(ctx context.Context, o *options, log *zap.Logger) error {
 		}
 		c, err := cf.build(&o.extra, src, log.Named(cf.spec.name))
 		if err != nil {
+			closeAll()
 			return fmt.Errorf("collector %s: %w", cf.spec.name, err)
 		}
 		if cl, ok := c.(io.Closer); ok {
 			closers = append(closers, cl)
 		}
-		runners = append(runners, collector.NewRunner(c, collector.RunnerConfig{
-			Interval:         cf.interval,
-			Timeout:          cf.timeout,
-			ErrorLogInterval: o.errLogInterval,
-		}, log))
+		cfg.Jobs = append(cfg.Jobs, daemon.Job{Collector: c, Interval: cf.interval, Timeout: cf.timeout})
 	}
-	for _, r := range runners {
-		wg.Add(1)
-		go func(r *collector.Runner) {
-			defer wg.Done()
-			r.Run(pollCtx)
-		}(r)
+	cfg.Closers = closers
+	if host != nil {
+		cfg.Closers = append(cfg.Closers, host)
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		logCollecting(pollCtx, runnerStatuses(runners), log)
-	}()
+	return daemon.Serve(ctx, cfg, log)
+}
 
-	healthSources := make([]nodehealth.Source, len(runners))
-	for i, r := range runners {
-		healthSources[i] = r
-	}
-	verdict, err := nodehealth.New(nodehealth.Config{
-		Sources:    healthSources,
-		Interval:   o.health.interval,
-		ClearAfter: o.health.clearAfter,
-		Ready:      func() bool { return len(readiness(runners).Waiting) == 0 },
-	}, log.Named("nodehealth"))
-	if err != nil {
-		return err
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		verdict.Run(pollCtx)
-	}()
-
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(
-		verdict.Collector(),
-		collector.NewSelfMetrics(runners),
-		versioncollector.NewCollector("nic_exporter"),
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
-	sourcesList := make([]scrape.Source, len(runners))
-	for i, r := range runners {
-		sourcesList[i] = r
-	}
-	metrics, detail := scrapeHandlers(sourcesList, o, reg, log)
-	reg.MustRegister(metrics)
-	snapshotters := make([]collector.Snapshotter, len(runners))
-	for i, r := range runners {
-		snapshotters[i] = r
-	}
-	reg.MustRegister(collector.NewSeriesBudget(snapshotters, o.seriesBudget, log.Named("budget")))
-
-	mux := http.NewServeMux()
-	mux.Handle(o.metricsPath, metrics)
-	mux.Handle(detailPath(o.metricsPath), detail)
-	mux.HandleFunc("/healthz", scrape.Healthz)
-	mux.Handle("/readyz", scrape.Readyz(func() scrape.Readiness { return readiness(runners) }))
-	mux.Handle("/health", verdict.Handler())
-	landing, err := newStatusPage(web.LandingConfig{
-		Name:        "NIC Exporter",
-		Description: "Prometheus exporter for the health of high-performance NICs",
-		Version:     version.Info(),
-		Links: []web.LandingLinks{
-			{Address: o.metricsPath, Text: "Metrics"},
-			{Address: detailPath(o.metricsPath), Text: "Detail metrics (per queue, per socket)"},
-			{Address: "/healthz", Text: "Health"},
-			{Address: "/readyz", Text: "Readiness"},
-			{Address: "/health", Text: "Node verdict (JSON)"},
-		},
-		Profiling: "false", // no pprof handlers are served
-	}, runnerStatuses(runners))
-	if err != nil {
-		return err
-	}
-	mux.Handle("/", landing)
-
-	// net/http's own errors (TLS handshakes, accept errors, panics) go
-	// through zap, in --log.format like every other line, each kind at
-	// most once per minute: a client can cause one per connection.
-	httpLog := stdlog.New(newHTTPErrorLog(log.Named("http"), httpErrorLogInterval), "", 0)
-	server := &http.Server{
-		Handler:           mux,
+// daemonConfig returns the daemon's configuration from the flags, without
+// the collectors.
+func (o *options) daemonConfig() daemon.Config {
+	return daemon.Config{
+		Web:               o.web,
+		MetricsPath:       o.metricsPath,
+		MaxRequests:       o.maxRequests,
+		SeriesBudget:      o.seriesBudget,
 		ReadHeaderTimeout: o.readHeader,
-		// The metrics handler sets its own deadline when it admits a
-		// scrape; this one bounds every other answer.
-		WriteTimeout: o.writeTimeout,
-		IdleTimeout:  o.idleTimeout,
-		ErrorLog:     httpLog,
+		WriteTimeout:      o.writeTimeout,
+		IdleTimeout:       o.idleTimeout,
+		ShutdownGrace:     o.shutdownGrace,
+		ErrorLogInterval:  o.errLogInterval,
+		HealthInterval:    o.health.interval,
+		HealthClearAfter:  o.health.clearAfter,
 	}
-	serveErr := make(chan error, 1)
-	go func() {
-		serveErr <- web.ListenAndServe(server, o.web, slog.New(zapslog.NewHandler(log.Core(), zapslog.WithName("web"))))
-	}()
-	select {
-	case err := <-serveErr:
-		if !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("serving HTTP: %w", err)
-		}
-		return nil
-	case <-ctx.Done():
-	}
-	log.Info("shutting down: stopping polls and finishing in-flight scrapes")
-	stopBy = time.Now().Add(o.shutdownGrace)
-	cancelPolls()
-	shutdownCtx, cancel := context.WithDeadline(context.Background(), stopBy)
-	defer cancel()
-	if err := server.Shutdown(shutdownCtx); err != nil {
-		if !errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("shutting down HTTP: %w", err)
-		}
-		// A scrape that outlives the grace is the client's problem, not
-		// a failure of the exporter: the shutdown still succeeds.
-		log.Warn("shutdown grace expired; closing the connections of scrapes still in flight", zap.Duration("grace", o.shutdownGrace))
-		_ = server.Close()
-	}
-	return nil
-}
-
-// scrapeHandlers returns the handlers of /metrics, whose self-metrics
-// come from reg, and of /metrics/detail. The detail endpoint serves the
-// detail parts of the same snapshots: no extra device reads. Its scrapes
-// share the bound of --web.max-requests with those of /metrics and are
-// counted in the scrape self-metrics of /metrics, under profile="detail".
-func scrapeHandlers(sources []scrape.Source, o *options, reg prometheus.Gatherer, log *zap.Logger) (metrics, detail *scrape.Handler) {
-	metrics = scrape.NewHandler(sources, scrape.Config{MaxConcurrent: o.maxRequests, WriteTimeout: o.writeTimeout, Gatherer: reg}, log.Named("scrape"))
-	detail = scrape.NewHandler(sources, scrape.Config{MaxConcurrent: o.maxRequests, WriteTimeout: o.writeTimeout, Detail: true, Stats: metrics.Stats(), Limiter: metrics.Limiter()}, log.Named("scrape.detail"))
-	return metrics, detail
-}
-
-// readiness is what /readyz reports about runners: the collectors still
-// waiting for their first poll, those with a stuck poll and those whose
-// last poll failed.
-func readiness(runners []*collector.Runner) scrape.Readiness {
-	var st scrape.Readiness
-	for _, r := range runners {
-		s := r.Status()
-		if !s.PollingComplete {
-			st.Waiting = append(st.Waiting, s.Name)
-			continue
-		}
-		if s.Stuck > 0 {
-			st.Stuck = append(st.Stuck, s.Name)
-		}
-		if !s.Up {
-			st.Down = append(st.Down, s.Name)
-		}
-	}
-	return st
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/collector/scrape"
+	"github.com/nic-exporter/nic_exporter/daemon"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
@@ -40,7 +41,7 @@ func TestMaxRequestsSharedByEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := blockingSource{entered: make(chan struct{}), release: make(chan struct{})}
-	metrics, detail := scrapeHandlers([]scrape.Source{src}, o, prometheus.NewRegistry(), zap.NewNop())
+	metrics, detail := daemon.ScrapeHandlers([]scrape.Source{src}, o.daemonConfig(), prometheus.NewRegistry(), zap.NewNop())
 	var wg sync.WaitGroup
 	t.Cleanup(wg.Wait)
 	released := false

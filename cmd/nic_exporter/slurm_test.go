@@ -28,10 +28,10 @@ type slurmCluster struct {
 	env  []string
 }
 
-// daemon starts a Slurm or munge daemon in the foreground in a process
+// slurmDaemon starts a Slurm or munge daemon in the foreground in a process
 // group of its own, which the test's cleanup ends (SIGTERM, then SIGKILL
 // after the hang guard).
-func daemon(t *testing.T, log string, env []string, name string, args ...string) {
+func slurmDaemon(t *testing.T, log string, env []string, name string, args ...string) {
 	t.Helper()
 	f, err := os.Create(log)
 	if err != nil {
@@ -133,12 +133,12 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 	if out, err := exec.Command("mungekey", "-c", "-k", key).CombinedOutput(); err != nil {
 		t.Fatalf("mungekey: %v\n%s", err, out)
 	}
-	daemon(t, filepath.Join(dir, "log", "munged.out"), c.env, "munged", "-F", "--force", "--socket="+sock, "--key-file="+key,
+	slurmDaemon(t, filepath.Join(dir, "log", "munged.out"), c.env, "munged", "-F", "--force", "--socket="+sock, "--key-file="+key,
 		"--pid-file="+filepath.Join(dir, "munge", "munged.pid"), "--seed-file="+filepath.Join(dir, "munge", "seed"),
 		"--log-file="+filepath.Join(dir, "log", "munged.log"))
 	waitFor(t, "the munge socket", func() bool { _, err := os.Stat(sock); return err == nil })
-	daemon(t, filepath.Join(dir, "log", "slurmctld.out"), c.env, "slurmctld", "-D", "-f", c.conf)
-	daemon(t, filepath.Join(dir, "log", "slurmd.out"), c.env, "slurmd", "-D", "-f", c.conf, "-N", "localhost")
+	slurmDaemon(t, filepath.Join(dir, "log", "slurmctld.out"), c.env, "slurmctld", "-D", "-f", c.conf)
+	slurmDaemon(t, filepath.Join(dir, "log", "slurmd.out"), c.env, "slurmd", "-D", "-f", c.conf, "-N", "localhost")
 	waitFor(t, "the Slurm node idle", func() bool { return c.run(t, "sinfo", "-h", "-o", "%T") == "idle" })
 	t.Cleanup(func() {
 		if t.Failed() {
