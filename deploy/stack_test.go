@@ -286,6 +286,9 @@ var faultAlerts = map[string]string{
 	"NICPhyErrors":                    "optic_degrading",
 	"NICPCIeAERUncorrectable":         "pcie_aer",
 	"NICPCIeAERCorrectableHigh":       "pcie_aer_corrected",
+	"NICFabricRemoteSymbolErrors":     "fabric_symbol_errors",
+	"NICFabricRemoteRcvErrors":        "fabric_symbol_errors",
+	"NICFabricCongestion":             "fabric_congestion",
 }
 
 // faultStart is when every fault begins on the faulty demo host: after
@@ -330,14 +333,11 @@ var quietAlerts = map[string]string{
 	"NICKernelLogRDMAErrors":                "no demo fault logs RDMA asynchronous errors",
 	"NICKernelLogIOMMUFault":                "no demo fault logs an IOMMU fault",
 	"NICTransceiverTemperatureHigh":         "no demo fault heats the module (optic_degrading dims a receiver)",
-	// The demo's far end (internal/demo FabricPort) is a clean switch port;
-	// collector/fabric's ibsim tests inject these faults into a simulated
-	// fabric instead.
-	"NICFabricRemoteSymbolErrors":      "the demo's far-end switch port counts no errors",
-	"NICFabricRemoteLinkErrorRecovery": "the demo's far-end switch port counts no errors",
-	"NICFabricRemoteLinkDowned":        "the demo's far-end switch port counts no errors",
-	"NICFabricRemoteRcvErrors":         "the demo's far-end switch port counts no errors",
-	"NICFabricCongestion":              "the demo's far-end PortXmitWait rises at 5000 ticks/s, below the threshold",
+	// The demo's far end (internal/demo FabricPort) has the faults
+	// fabric_symbol_errors and fabric_congestion; collector/fabric's ibsim
+	// tests inject the others into a simulated fabric.
+	"NICFabricRemoteLinkErrorRecovery": "no demo fault makes the far-end switch port retrain",
+	"NICFabricRemoteLinkDowned":        "no demo fault downs the far-end switch port's link on its own (ib_link_down takes the host port down, and the far end is then unreachable)",
 	"NICFabricLinkEndsDisagree":        "both ends of the demo's cable are Active, or the far end is unreachable while the link is down",
 }
 

@@ -86,6 +86,8 @@ type extraFlags struct {
 	fabricScope            string
 	fabricSweepConcurrency int
 	fabricRediscover       time.Duration
+	fabricResetSaturated   bool
+	fabricResetInterval    time.Duration
 }
 
 func (s collectorSpec) addFlags(app *kingpin.Application, x *extraFlags) *collectorFlags {
@@ -236,6 +238,8 @@ func collectorSpecs() []collectorSpec {
 				app.Flag(p+".scope", "What the fabric collector reads: far-end (the port at the other end of each local port's cable; every node can run it) or switches (every port of every switch reachable from the first selected local port, by directed-route discovery: for one or a few designated hosts; raise --"+p+".timeout for large fabrics).").Default("far-end").EnumVar(&x.fabricScope, "far-end", "switches")
 				app.Flag(p+".sweep-concurrency", "With --"+p+".scope=switches, how many management datagrams are in flight at once.").Default("16").IntVar(&x.fabricSweepConcurrency)
 				app.Flag(p+".rediscover-interval", "With --"+p+".scope=switches, how long a discovery of the fabric's switches is used before the fabric is walked again; each poll reads the ports found up at the last discovery.").Default("10m").DurationVar(&x.fabricRediscover)
+				app.Flag(p+".reset-saturated", "Reset (a PortCounters Set, as perfquery -R sends) the fixed-width counters of a far-end or swept switch port that the fabric collector reads stuck at their maximum, so that they count again. Off by default: every other reader of that port (the subnet manager's PerfMgr, UFM, other exporters) sees the reset too.").Default("false").BoolVar(&x.fabricResetSaturated)
+				app.Flag(p+".reset-interval", "With --"+p+".reset-saturated, the least time between two resets of one port.").Default("1h").DurationVar(&x.fabricResetInterval)
 			},
 			build: buildFabric,
 		},
@@ -253,7 +257,8 @@ func buildFabric(x *extraFlags, src *Sources, f collector.NameFilter, log *zap.L
 		open = fabric.UmadOpener(src.SysfsPath, fabric.UmadDir, x.fabricMADTimeout)
 	}
 	return fabric.New(fabric.Config{Open: open, Filter: f, MADTimeout: x.fabricMADTimeout, Concurrency: x.fabricConcurrency,
-		Scope: x.fabricScope, SweepConcurrency: x.fabricSweepConcurrency, Rediscover: x.fabricRediscover}, log), nil
+		Scope: x.fabricScope, SweepConcurrency: x.fabricSweepConcurrency, Rediscover: x.fabricRediscover,
+		ResetSaturated: x.fabricResetSaturated, ResetInterval: x.fabricResetInterval}, log), nil
 }
 
 func buildPhy(x *extraFlags, src *Sources, f collector.NameFilter, log *zap.Logger) (collector.Collector, error) {

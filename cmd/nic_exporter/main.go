@@ -188,6 +188,11 @@ func (o *options) check() error {
 	if d := o.extra.fabricRediscover; d <= 0 {
 		return fmt.Errorf("--collector.fabric.rediscover-interval must be positive, got %s", d)
 	}
+	// A reset interval of zero or below would reset a saturated port at
+	// every poll.
+	if d := o.extra.fabricResetInterval; d < time.Minute {
+		return fmt.Errorf("--collector.fabric.reset-interval must be at least 1m, got %s", d)
+	}
 	if o.seriesBudget < 0 {
 		return fmt.Errorf("--web.series-budget must not be negative (0 turns the check off), got %d", o.seriesBudget)
 	}

@@ -31,6 +31,7 @@ type Querier interface {
 	ClassPortInfo(ctx context.Context, lid uint16) (mad.ClassPortInfo, error)
 	PortCounters(ctx context.Context, lid uint16, port uint8) (mad.PortCounters, error)
 	PortCountersExtended(ctx context.Context, lid uint16, port uint8) (mad.PortCountersExtended, error)
+	ResetPortCounters(ctx context.Context, lid uint16, port uint8, sel mad.CounterSelect) (mad.PortCounters, error)
 	Close() error
 }
 
@@ -73,6 +74,14 @@ type Config struct {
 	// Rediscover is how long the switches sweep uses a discovery before
 	// walking the fabric again. Zero means 10 minutes.
 	Rediscover time.Duration
+	// ResetSaturated makes the collector reset, with a Set of
+	// PortCounters, the fixed-width counters of a far-end or swept port
+	// that it read stuck at their maximum, so that they count again. Off
+	// by default: the reset is seen by every other reader of the port.
+	ResetSaturated bool
+	// ResetInterval is the least time between two resets of one port.
+	// Zero means one hour.
+	ResetInterval time.Duration
 }
 
 // The scopes of Config.Scope.
@@ -99,6 +108,16 @@ type Collector struct {
 	// discovered.
 	switches   []mad.Switch
 	discovered time.Time
+	// resetHist holds the resets sent to each port, far end or swept,
+	// by "guid/port", guarded by remotesMu: a port keeps its history
+	// when its far-end entry is forgotten and looked up again.
+	resetHist map[string]*resets
+}
+
+// resets is the reset history of one port.
+type resets struct {
+	last  time.Time
+	count uint64
 }
 
 // remote is what the collector remembers of a far end between polls.
@@ -127,7 +146,10 @@ func New(cfg Config, log *zap.Logger) *Collector {
 	if cfg.Rediscover <= 0 {
 		cfg.Rediscover = 10 * time.Minute
 	}
-	return &Collector{cfg: cfg, log: log, remotes: map[string]*remote{}}
+	if cfg.ResetInterval <= 0 {
+		cfg.ResetInterval = time.Hour
+	}
+	return &Collector{cfg: cfg, log: log, remotes: map[string]*remote{}, resetHist: map[string]*resets{}}
 }
 
 // Name implements collector.Collector.
@@ -163,6 +185,7 @@ type result struct {
 	state      uint8
 	phys       uint8
 	values     []value
+	resets     *resets // with the reset on, the far-end port's history
 }
 
 // Update implements collector.Collector.
@@ -321,7 +344,47 @@ func (c *Collector) query(ctx context.Context, p *collector.Poll, ep Endpoint) r
 	}
 	r.values = counterValues(rem.cpi, pc, ext)
 	r.read = true
+	if c.cfg.ResetSaturated {
+		r.resets = c.history(rem.guid, rem.port)
+		c.reset(ctx, p, q, rem.lid, rem.port, r.values, r.resets, fmt.Sprintf("fabric %s port %d: far-end", ep.Device, ep.Port))
+	}
 	return r
+}
+
+// history returns the reset history of port of the node guid.
+func (c *Collector) history(guid uint64, port uint8) *resets {
+	k := fmt.Sprintf("0x%016x/%d", guid, port)
+	c.remotesMu.Lock()
+	defer c.remotesMu.Unlock()
+	h := c.resetHist[k]
+	if h == nil {
+		h = &resets{}
+		c.resetHist[k] = h
+	}
+	return h
+}
+
+// reset resets the counters of values stuck at their maximum on port of
+// the node with the given LID, unless the port was reset less than
+// ResetInterval ago. The values exported this poll are those read before
+// the reset; the next poll reads the counters from zero, which
+// Prometheus takes as a counter reset. A failed reset is a source error
+// and is tried again at the next poll.
+func (c *Collector) reset(ctx context.Context, p *collector.Poll, q Querier, lid uint16, port uint8, values []value, h *resets, what string) {
+	sel := stuckSelect(values)
+	if sel == 0 || (!h.last.IsZero() && time.Since(h.last) < c.cfg.ResetInterval) {
+		return
+	}
+	cx, cancel := context.WithTimeout(ctx, c.cfg.MADTimeout)
+	defer cancel()
+	if _, err := q.ResetPortCounters(cx, lid, port, sel); err != nil {
+		p.SourceError(what+" PortCounters reset", err)
+		return
+	}
+	h.last = time.Now()
+	h.count++
+	c.log.Info("reset saturated port counters", zap.String("port", what), zap.Uint16("lid", lid), zap.Uint8("port_number", port),
+		zap.String("counters", fmt.Sprintf("0x%05x", uint32(sel))), zap.Duration("next_reset_after", c.cfg.ResetInterval))
 }
 
 // mu2 runs f under the lock of the remotes map, which the queries of one
@@ -367,6 +430,9 @@ func emit(p *collector.Poll, r result) {
 	}
 	p.Add(fabricRemoteState, float64(r.state), labels...)
 	p.Add(fabricRemotePhysState, float64(r.phys), labels...)
+	if r.resets != nil {
+		p.Add(fabricRemoteResets, float64(r.resets.count), labels...)
+	}
 	for _, v := range r.values {
 		p.Add(v.c.desc, float64(v.v)*v.c.scale, labels...)
 		if fixed, stuck := v.saturated(); fixed {
@@ -440,7 +506,13 @@ func (c *Collector) sweep(ctx context.Context, p *collector.Poll, eps []Endpoint
 		labels := []string{guid, r.Switch.Desc, strconv.Itoa(int(r.Port))}
 		p.Add(fabricSwitchState, float64(r.Info.PortState), labels...)
 		p.Add(fabricSwitchPhysState, float64(r.Info.PhysState), labels...)
-		for _, v := range counterValues(r.Class, r.Counters, r.Extended) {
+		values := counterValues(r.Class, r.Counters, r.Extended)
+		if c.cfg.ResetSaturated {
+			h := c.history(r.Switch.GUID, r.Port)
+			c.reset(ctx, p, ep.Client, r.Switch.LID, r.Port, values, h, "fabric switch "+guid+" port "+strconv.Itoa(int(r.Port)))
+			p.Add(fabricSwitchResets, float64(h.count), labels...)
+		}
+		for _, v := range values {
 			p.Add(v.c.sw, float64(v.v)*v.c.scale, labels...)
 			if fixed, stuck := v.saturated(); fixed {
 				sat := 0.0

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -322,5 +323,88 @@ func TestFabricSimSwitches(t *testing.T) {
 		if out := f.Run(t, "hca2", "smpquery", "portinfo", q[0], q[1]); !strings.Contains(out, "LinkState:.......................Down") {
 			t.Errorf("smpquery portinfo %s %s does not show Down:\n%s", q[0], q[1], out)
 		}
+	}
+}
+
+// TestFabricSimResetSaturated runs the opt-in reset of saturated counters
+// against ibsim, which clears the counters a PortCounters Set selects
+// (its pc_reset): in the far-end scope and in the switches sweep, only
+// the counters stuck at their maximum are cleared (perfquery from another
+// host reads them back as 0, and the others unchanged), the next poll
+// reads them from zero, and a port saturated again within the reset
+// interval is left alone.
+func TestFabricSimResetSaturated(t *testing.T) {
+	f := ibsimtest.Start(t, ibsimtest.Small)
+	saturate := func() {
+		f.Console(t, `PerformanceSet "leaf1"[1] PortCounters.SymbolErrorCounter=65535`)
+		f.Console(t, `PerformanceSet "leaf1"[1] PortCounters.LinkDownedCounter=255`)
+		f.Console(t, `PerformanceSet "leaf1"[1] PortCounters.PortRcvErrors=7`)
+		f.Console(t, `PerformanceSet "spine1"[2] PortCounters.SymbolErrorCounter=65535`)
+		f.Console(t, `PerformanceSet "spine1"[2] PortCounters.PortXmitDiscards=9`)
+	}
+	saturate()
+	// perfquery from hca2 (LID of leaf1 2, of spine1 4), whose queries
+	// do not cross the ports read.
+	diag := func(lid, port string) map[string]uint64 { return diagValues(f.Run(t, "hca2", "perfquery", lid, port)) }
+
+	farEnd := New(Config{Open: SimOpener(mad.SimConfig{SockName: f.SockName, Node: "hca1"}, testenv.HangGuard),
+		MADTimeout: testenv.HangGuard, ResetSaturated: true, ResetInterval: time.Hour}, zap.NewNop())
+	t.Cleanup(func() { farEnd.Close() })
+	h := &simHost{f: f, c: farEnd, errs: collector.NewSourceErrors(zap.NewNop(), 0)}
+	labels := `{device="hca1",port="1",remote_guid="0x0000000000200000",remote_node="leaf1",remote_port="1"}`
+	got := h.poll(t)
+	if got["nic_fabric_remote_port_symbol_error_total"+labels] != 65535 || got["nic_fabric_remote_port_counter_resets_total"+labels] != 1 || h.errCount() != 0 {
+		t.Errorf("first poll: symbol_error %v (want the 65535 read before the reset), resets %v (want 1), source errors %v",
+			got["nic_fabric_remote_port_symbol_error_total"+labels], got["nic_fabric_remote_port_counter_resets_total"+labels], h.errs.Counts())
+	}
+	if d := diag("2", "1"); d["SymbolErrorCounter"] != 0 || d["LinkDownedCounter"] != 0 || d["PortRcvErrors"] != 7 {
+		t.Errorf("perfquery after the reset: SymbolErrorCounter %d, LinkDownedCounter %d (want 0, 0), PortRcvErrors %d (not saturated: want 7)",
+			d["SymbolErrorCounter"], d["LinkDownedCounter"], d["PortRcvErrors"])
+	}
+	got = h.poll(t)
+	if got["nic_fabric_remote_port_symbol_error_total"+labels] != 0 || got["nic_fabric_remote_port_link_downed_total"+labels] != 0 {
+		t.Errorf("second poll: symbol_error %v, link_downed %v, want 0 after the reset",
+			got["nic_fabric_remote_port_symbol_error_total"+labels], got["nic_fabric_remote_port_link_downed_total"+labels])
+	}
+
+	sweep := New(Config{Open: SimOpener(mad.SimConfig{SockName: f.SockName, Node: "hca1"}, testenv.HangGuard),
+		MADTimeout: testenv.HangGuard, Scope: ScopeSwitches, ResetSaturated: true, ResetInterval: time.Hour}, zap.NewNop())
+	t.Cleanup(func() { sweep.Close() })
+	hs := &simHost{f: f, c: sweep, errs: collector.NewSourceErrors(zap.NewNop(), 0)}
+	swLabels := `{switch_guid="0x0000000000200002",switch_node="spine1",switch_port="2"}`
+	got = hs.poll(t)
+	if got["nic_fabric_switch_port_counter_resets_total"+swLabels] != 1 || hs.errCount() != 0 {
+		t.Errorf("sweep: spine1 port 2 resets %v, want 1; source errors %v", got["nic_fabric_switch_port_counter_resets_total"+swLabels], hs.errs.Counts())
+	}
+	if d := diag("4", "2"); d["SymbolErrorCounter"] != 0 || d["PortXmitDiscards"] != 9 {
+		t.Errorf("perfquery after the sweep's reset: SymbolErrorCounter %d (want 0), PortXmitDiscards %d (want 9)", d["SymbolErrorCounter"], d["PortXmitDiscards"])
+	}
+	resets := 0.0
+	for k, v := range got {
+		if strings.HasPrefix(k, "nic_fabric_switch_port_counter_resets_total{") {
+			resets += v
+		}
+	}
+	if resets != 1 {
+		t.Errorf("the sweep reset %v ports, want only spine1 port 2", resets)
+	}
+
+	// Saturated again within the hour: neither scope resets the ports it
+	// reset already. (The sweep has a history of its own: leaf1 port 1,
+	// which only the far-end collector reset, is new to it.)
+	saturate()
+	got = h.poll(t)
+	if got["nic_fabric_remote_port_counter_resets_total"+labels] != 1 {
+		t.Errorf("within the reset interval: far-end resets %v, want 1", got["nic_fabric_remote_port_counter_resets_total"+labels])
+	}
+	if d := diag("2", "1"); d["SymbolErrorCounter"] != 65535 {
+		t.Errorf("within the reset interval leaf1 port 1 was reset again: SymbolErrorCounter %d", d["SymbolErrorCounter"])
+	}
+	got = hs.poll(t)
+	if got["nic_fabric_switch_port_counter_resets_total"+swLabels] != 1 {
+		t.Errorf("within the reset interval: sweep resets of spine1 port 2 %v, want 1", got["nic_fabric_switch_port_counter_resets_total"+swLabels])
+	}
+	if d := diag("4", "2"); d["SymbolErrorCounter"] != 65535 {
+		t.Errorf("within the reset interval spine1 port 2 was reset again: SymbolErrorCounter %d", d["SymbolErrorCounter"])
 	}
 }

@@ -23,6 +23,10 @@ type fakeQuerier struct {
 	pc      mad.PortCounters
 	block   bool
 	closed  bool
+	// resets are the CounterSelect of each reset asked; resetErr, when
+	// set, is its answer.
+	resets   []mad.CounterSelect
+	resetErr error
 }
 
 func (f *fakeQuerier) wait(ctx context.Context) error {
@@ -64,6 +68,22 @@ func (f *fakeQuerier) PortCounters(context.Context, uint16, uint8) (mad.PortCoun
 
 func (f *fakeQuerier) PortCountersExtended(context.Context, uint16, uint8) (mad.PortCountersExtended, error) {
 	return mad.PortCountersExtended{PortXmitData: 1 << 40}, nil
+}
+
+// ResetPortCounters records the reset and clears the 16- and 8-bit error
+// counters it names.
+func (f *fakeQuerier) ResetPortCounters(_ context.Context, _ uint16, _ uint8, sel mad.CounterSelect) (mad.PortCounters, error) {
+	f.resets = append(f.resets, sel)
+	if f.resetErr != nil {
+		return mad.PortCounters{}, f.resetErr
+	}
+	if sel&mad.SelSymbolError != 0 {
+		f.pc.SymbolErrorCounter = 0
+	}
+	if sel&mad.SelLinkErrorRecovery != 0 {
+		f.pc.LinkErrorRecoveryCounter = 0
+	}
+	return f.pc, nil
 }
 
 func (f *fakeQuerier) Close() error { f.closed = true; return nil }
@@ -193,5 +213,53 @@ func TestKeepKnownPorts(t *testing.T) {
 	}
 	if len(got) != 2 {
 		t.Errorf("%d switches, want the 2 found (a switch no longer found is not kept)", len(got))
+	}
+}
+
+// TestResetSaturated checks the opt-in reset of saturated counters: off,
+// nothing is reset and no reset series is exported; on, exactly the
+// counters stuck at their maximum are reset, at most once per port per
+// ResetInterval, a failed reset is a source error tried again at the next
+// poll, and the count of resets is exported.
+func TestResetSaturated(t *testing.T) {
+	labels := `{device="mlx5_0",port="1",remote_guid="0x0000000000000abc",remote_node="sw-a",remote_port="7"}`
+	stuck := mad.PortCounters{SymbolErrorCounter: 0xffff, LinkErrorRecoveryCounter: 0xff, PortRcvErrors: 12}
+
+	q := &fakeQuerier{pc: stuck}
+	c := New(Config{Open: opener(Endpoint{Device: "mlx5_0", Port: 1, Client: q})}, zap.NewNop())
+	out, _ := pollOnce(t, c, nil)
+	if len(q.resets) != 0 || strings.Contains(out, "counter_resets") {
+		t.Errorf("reset off: %d resets sent, reset series exported: %v", len(q.resets), strings.Contains(out, "counter_resets"))
+	}
+
+	q = &fakeQuerier{pc: stuck, resetErr: mad.ErrTimeout}
+	errs := collector.NewSourceErrors(zap.NewNop(), 0)
+	c = New(Config{Open: opener(Endpoint{Device: "mlx5_0", Port: 1, Client: q}), ResetSaturated: true, ResetInterval: time.Hour}, zap.NewNop())
+	out, _ = pollOnce(t, c, errs)
+	if len(q.resets) != 1 || q.resets[0] != mad.SelSymbolError|mad.SelLinkErrorRecovery {
+		t.Fatalf("resets sent %v, want one of symbol_error and link_error_recovery (0x3)", q.resets)
+	}
+	if !strings.Contains(out, "nic_fabric_remote_port_counter_resets_total"+labels+" 0") || len(errs.Counts()) != 1 {
+		t.Errorf("a failed reset: want 0 resets exported and one source error (%v):\n%s", errs.Counts(), out)
+	}
+	q.resetErr = nil
+	out, _ = pollOnce(t, c, errs)
+	if len(q.resets) != 2 || !strings.Contains(out, "nic_fabric_remote_port_counter_resets_total"+labels+" 1") {
+		t.Errorf("after a failed reset the next poll resets: %d resets, output:\n%s", len(q.resets), out)
+	}
+	// The series of this poll are those read before the reset.
+	if !strings.Contains(out, "nic_fabric_remote_port_symbol_error_total"+labels+" 65535") {
+		t.Errorf("the poll that resets exports what it read before:\n%s", out)
+	}
+	out, _ = pollOnce(t, c, errs)
+	if !strings.Contains(out, "nic_fabric_remote_port_symbol_error_total"+labels+" 0") ||
+		!strings.Contains(out, `nic_fabric_remote_port_counters_saturated{device="mlx5_0",port="1",remote_guid="0x0000000000000abc",remote_node="sw-a",remote_port="7",counter="symbol_error"} 0`) {
+		t.Errorf("the next poll reads the counter from zero, not saturated:\n%s", out)
+	}
+	// Saturated again within the hour: not reset again.
+	q.pc = stuck
+	out, _ = pollOnce(t, c, errs)
+	if len(q.resets) != 2 || !strings.Contains(out, "nic_fabric_remote_port_counter_resets_total"+labels+" 1") {
+		t.Errorf("a second reset within ResetInterval: %d resets sent", len(q.resets))
 	}
 }

@@ -2,6 +2,8 @@ package demo
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -16,6 +18,23 @@ const (
 	demoSwitchName = "MF0;leaf-07:MQM9700/U1"
 	demoSwitchPort = 12
 	demoSwitchLID  = 7
+)
+
+// fabricPart holds the faults of the demo's far end. It has no files: the
+// FabricPort answers from the demo clock when asked.
+var fabricPart = part{
+	faults: map[string]string{
+		"fabric_symbol_errors": "the switch port at the far end of mlx5_0 port 1 sees a bad cable from its side: its SymbolErrorCounter rises by 1 a second and its PortRcvErrors by 1 every 2 s, while the host's own counters stay clean",
+		"fabric_congestion":    "the switch port at the far end of mlx5_0 port 1 waits for credits to send to the host: its PortXmitWait rises by 500,000 ticks a second (a host that does not drain its receive queues)",
+	},
+	update: func(*Host) error { return nil },
+}
+
+// The fault rates of the far end, per second of the fault.
+const (
+	fabricSymbolErrorRate = 1
+	fabricRcvErrorRate    = 0.5
+	fabricXmitWaitRate    = 5e5
 )
 
 // FabricPort is the demo host's local InfiniBand port as the fabric
@@ -81,13 +100,29 @@ func (f *FabricPort) ClassPortInfo(context.Context, uint16) (mad.ClassPortInfo, 
 		CapabilityMask: mad.CapAllPortSelect | mad.CapExtendedWidth | mad.CapXmitWait}, nil
 }
 
-// PortCounters answers for the switch port: no errors, a little
-// congestion (PortXmitWait), traffic the mirror of the host's.
+// PortCounters answers for the switch port: healthy, no errors, a little
+// congestion (PortXmitWait), traffic the mirror of the host's; the
+// fabric_ faults add errors and congestion for the time they have been in
+// effect, saturating like the real fixed-width counters.
 func (f *FabricPort) PortCounters(context.Context, uint16, uint8) (mad.PortCounters, error) {
 	t := f.busy().Seconds()
 	sat32 := func(v float64) uint32 { return uint32(min(v, math.MaxUint32)) }
-	return mad.PortCounters{PortSelect: demoSwitchPort, PortXmitDiscards: 3, PortXmitWait: sat32(2e6 + 5e3*t),
+	sat16 := func(v float64) uint16 { return uint16(min(v, math.MaxUint16)) }
+	bad := f.h.ActiveFor("fabric_symbol_errors").Seconds()
+	congested := f.h.ActiveFor("fabric_congestion").Seconds()
+	return mad.PortCounters{PortSelect: demoSwitchPort, PortXmitDiscards: 3,
+		SymbolErrorCounter: sat16(math.Floor(fabricSymbolErrorRate * bad)), PortRcvErrors: sat16(math.Floor(fabricRcvErrorRate * bad)),
+		PortXmitWait: sat32(2e6 + 5e3*t + fabricXmitWaitRate*congested),
 		PortXmitData: sat32(2.8e9 * t), PortRcvData: sat32(3.0e9 * t), PortXmitPkts: sat32(2.7e6 * t), PortRcvPkts: sat32(2.9e6 * t)}, nil
+}
+
+// errDemoReset is the demo switch's answer to a counter reset: it has no
+// counters to clear, its values follow the demo clock.
+var errDemoReset = fmt.Errorf("the demo's far-end switch port computes its counters from the demo clock and takes no reset: %w", errors.ErrUnsupported)
+
+// ResetPortCounters refuses: see errDemoReset.
+func (*FabricPort) ResetPortCounters(context.Context, uint16, uint8, mad.CounterSelect) (mad.PortCounters, error) {
+	return mad.PortCounters{}, errDemoReset
 }
 
 // PortCountersExtended answers for the switch port.

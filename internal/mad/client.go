@@ -205,6 +205,22 @@ func (c *Client) PortCounters(ctx context.Context, lid uint16, port uint8) (Port
 	return ParsePortCounters(d)
 }
 
+// ResetPortCounters sets to zero the PortCounters counters sel names on
+// port of the node with the given LID (a Set of PortCounters, as
+// `perfquery -R` sends) and returns the counters as the node answered
+// after the reset. Every reader of that port sees the reset: other
+// exporters, the subnet manager's PerfMgr, UFM.
+func (c *Client) ResetPortCounters(ctx context.Context, lid uint16, port uint8, sel CounterSelect) (PortCounters, error) {
+	if sel == 0 {
+		return PortCounters{}, errors.New("reset of no counter")
+	}
+	d, err := c.Do(ctx, Request{Class: ClassPerf, Method: MethodSet, AttrID: AttrPortCounters, Route: LIDRoute(lid), Data: resetData(port, sel)})
+	if err != nil {
+		return PortCounters{}, err
+	}
+	return ParsePortCounters(d)
+}
+
 // PortCountersExtended reads PortCountersExtended of port of the node
 // with the given LID.
 func (c *Client) PortCountersExtended(ctx context.Context, lid uint16, port uint8) (PortCountersExtended, error) {

@@ -25,6 +25,10 @@ const (
 const (
 	// MethodGet reads an attribute.
 	MethodGet = 0x01
+	// MethodSet writes an attribute; the response is a GetResp with the
+	// attribute's new value. For PerfMgt PortCounters it resets the
+	// counters its CounterSelect names (16.1.3.5).
+	MethodSet = 0x02
 	// MethodGetResp is the response to a Get.
 	MethodGetResp = 0x81
 )
@@ -188,11 +192,13 @@ const maxHops = 63
 // DrSLID/DrDLID of a pure directed route (14.2.2).
 const permissiveLID = 0xffff
 
-// Request is one Get request: the class, attribute, modifier and route,
-// plus a PerfMgt attribute's leading bytes (PortSelect). The TID is set by
-// the Client.
+// Request is one Get (or Set) request: the class, attribute, modifier and
+// route, plus a PerfMgt attribute's leading bytes (PortSelect). The TID is
+// set by the Client.
 type Request struct {
-	Class   uint8
+	Class uint8
+	// Method is MethodGet when zero, or MethodSet.
+	Method  uint8
 	AttrID  uint16
 	AttrMod uint32
 	Route   Route
@@ -215,6 +221,9 @@ func (r Request) Encode(tid uint64) ([]byte, error) {
 	b[1] = class
 	b[2] = 1 // ClassVersion of SM and PerfMgt
 	b[3] = MethodGet
+	if r.Method != 0 {
+		b[3] = r.Method
+	}
 	binary.BigEndian.PutUint64(b[8:16], tid)
 	binary.BigEndian.PutUint16(b[16:18], r.AttrID)
 	binary.BigEndian.PutUint32(b[20:24], r.AttrMod)

@@ -146,6 +146,9 @@ func TestEncodeGolden(t *testing.T) {
 		{"NodeInfo DR 0,1", Request{Class: ClassSubnLID, AttrID: AttrNodeInfo, Route: DirectedRoute(1)}},
 		{"PortInfo DR 0,1,35 port 0", Request{Class: ClassSubnLID, AttrID: AttrPortInfo, AttrMod: 0, Route: DirectedRoute(1, 35)}},
 		{"PortInfo lid 2 port 3", Request{Class: ClassSubnLID, AttrID: AttrPortInfo, AttrMod: 3, Route: LIDRoute(2)}},
+		// perfquery -R sends the same Set with every select bit.
+		{"reset SymbolErrorCounter, LinkErrorRecoveryCounter and PortXmitWait of lid 2 port 35",
+			Request{Class: ClassPerf, Method: MethodSet, AttrID: AttrPortCounters, Route: LIDRoute(2), Data: resetData(35, SelSymbolError|SelLinkErrorRecovery|SelXmitWait)}},
 	}
 	var b strings.Builder
 	for _, tc := range cases {

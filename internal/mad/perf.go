@@ -219,3 +219,43 @@ func ParsePortXmitDiscardDetails(d []byte) (PortXmitDiscardDetails, error) {
 		PortSwHOQLifetimeLimitDiscards: be16(10),
 	}, nil
 }
+
+// CounterSelect names PortCounters counters for a reset (Set of
+// PortCounters, 16.1.3.5): bits 0 to 15 are the attribute's CounterSelect
+// field, in the order of the counters in the attribute (SymbolErrorCounter
+// first, PortRcvPkts last); SelXmitWait is sent as CounterSelect2.
+// QP1Dropped has no select bit in CounterSelect and is never reset here.
+type CounterSelect uint32
+
+// The counters of a PortCounters reset.
+const (
+	SelSymbolError CounterSelect = 1 << iota
+	SelLinkErrorRecovery
+	SelLinkDowned
+	SelRcvErrors
+	SelRcvRemotePhysicalErrors
+	SelRcvSwitchRelayErrors
+	SelXmitDiscards
+	SelXmitConstraintErrors
+	SelRcvConstraintErrors
+	SelLocalLinkIntegrityErrors
+	SelExcessiveBufferOverrunErrors
+	SelVL15Dropped
+	SelXmitData
+	SelRcvData
+	SelXmitPkts
+	SelRcvPkts
+	// SelXmitWait resets PortXmitWait, through CounterSelect2.
+	SelXmitWait
+)
+
+// resetData returns the attribute data of a PortCounters Set that resets
+// the counters sel names on port.
+func resetData(port uint8, sel CounterSelect) []byte {
+	d := perfData(port)
+	binary.BigEndian.PutUint16(d[2:4], uint16(sel&0xffff))
+	if sel&SelXmitWait != 0 {
+		d[18] = 1 // CounterSelect2 bit 0: PortXmitWait
+	}
+	return d
+}
