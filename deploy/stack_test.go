@@ -289,6 +289,8 @@ var faultAlerts = map[string]string{
 	"NICFabricRemoteSymbolErrors":     "fabric_symbol_errors",
 	"NICFabricRemoteRcvErrors":        "fabric_symbol_errors",
 	"NICFabricCongestion":             "fabric_congestion",
+	"NICTemperatureHigh":              "nic_overheating",
+	"NICTemperatureCritical":          "nic_overheating",
 }
 
 // faultStart is when every fault begins on the faulty demo host: after

@@ -59,6 +59,9 @@ type Collector struct {
 	// tests replace to inject errors a fixture tree cannot produce
 	// (EMFILE, or EACCES for root).
 	readAttr func(path string) (string, error)
+	// hwmon holds the temperature channels of each interface's PCI
+	// function.
+	hwmon hwmonCache
 }
 
 // New returns a netdev collector.
@@ -172,6 +175,7 @@ type pciLink struct {
 	curWidth, maxWidth sysfs.Optional
 	numa               sysfs.Optional
 	aer                []aerStats
+	temps              []hwmonReading
 }
 
 // Update implements collector.Collector.
@@ -198,6 +202,7 @@ func (n *Collector) Update(ctx context.Context, p *collector.Poll) error {
 		emitNetIface(p, ifc)
 	}
 	n.unsupported.Retain(seen)
+	n.hwmon.retain(seen)
 	p.SetDevices(devices)
 	return nil
 }
@@ -295,6 +300,7 @@ func (n *Collector) readPCI(devDir, identity string, p *collector.Poll) *pciLink
 		}
 	}
 	link.aer = n.readAER(dir, identity, p)
+	link.temps = n.readHwmon(dir, identity, p)
 	return link
 }
 
@@ -329,5 +335,6 @@ func emitNetIface(p *collector.Poll, ifc *netIface) {
 		}
 		sysfs.AddOpt(p, pcieNUMA, l.numa, ifc.Name, l.address)
 		emitAER(p, ifc.Name, l.address, l.aer)
+		emitHwmon(p, ifc.Name, l.address, l.temps)
 	}
 }

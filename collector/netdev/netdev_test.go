@@ -43,6 +43,22 @@ func sysfsFixture(t testing.TB) string {
 		"devices/pci0000:00/0000:00:01.1/0000:08:00.1/current_link_width":                    "8",
 		"devices/pci0000:00/0000:00:01.1/0000:08:00.1/max_link_width":                        "16",
 		"devices/pci0000:00/0000:00:01.1/0000:08:00.1/numa_node":                             "1",
+		// The function's hwmon device as mlx5's hwmon.c (kernel 6.6+)
+		// lays it out: name "mlx5"; per channel input, highest, crit
+		// and label; the labels are the kernel's "sensor<index>" for
+		// sensors the firmware does not name (ASIC sensor 0, the
+		// module at index 64); values in millidegrees, multiples of
+		// the firmware's 0.125 °C. No public dump of a real one was
+		// found: the layout is the driver's, the values ours.
+		"devices/pci0000:00/0000:00:01.1/0000:08:00.1/hwmon/hwmon3/name":          "mlx5",
+		"devices/pci0000:00/0000:00:01.1/0000:08:00.1/hwmon/hwmon3/temp1_input":   "56000",
+		"devices/pci0000:00/0000:00:01.1/0000:08:00.1/hwmon/hwmon3/temp1_highest": "61250",
+		"devices/pci0000:00/0000:00:01.1/0000:08:00.1/hwmon/hwmon3/temp1_crit":    "105000",
+		"devices/pci0000:00/0000:00:01.1/0000:08:00.1/hwmon/hwmon3/temp1_label":   "sensor0",
+		"devices/pci0000:00/0000:00:01.1/0000:08:00.1/hwmon/hwmon3/temp2_input":   "48125",
+		"devices/pci0000:00/0000:00:01.1/0000:08:00.1/hwmon/hwmon3/temp2_highest": "50000",
+		"devices/pci0000:00/0000:00:01.1/0000:08:00.1/hwmon/hwmon3/temp2_crit":    "75000",
+		"devices/pci0000:00/0000:00:01.1/0000:08:00.1/hwmon/hwmon3/temp2_label":   "sensor64",
 		// Administratively down: carrier and speed are not read (the
 		// kernel answers EINVAL for them).
 		"devices/pci0000:00/0000:00:05.0/net/ens5/ifindex":         "2",

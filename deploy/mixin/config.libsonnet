@@ -37,6 +37,9 @@
     // nic-netdev.
     linkDownFor: '1m',  // carrier down on an admin-up interface this long.
     linkFlaps: 3,  // carrier changes in 10 minutes above this fire.
+    // Degrees Celsius below a NIC sensor's critical threshold (hwmon
+    // temp<N>_crit) where NICTemperatureHigh fires.
+    nicTemperatureMargin: '10',
 
     // nic-infiniband.
     ibPortNotLinkUpFor: '1m',

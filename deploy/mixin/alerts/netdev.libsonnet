@@ -36,6 +36,26 @@ local utils = import '../lib/utils.libsonnet';
               description: "The PCIe link of {{ $labels.pci_address }} behind {{ $labels.device }} on {{ $labels.instance }} trained below the device's maximum speed or width (LnkSta below LnkCap in lspci -vvv). Throughput is capped until the card is reseated or moved. The state only changes when the link retrains, so it fires at once.",
             },
           },
+          {
+            alert: 'NICTemperatureHigh',
+            expr: 'nic_hwmon_temperature_celsius{%(nicExporterSelector)s} >= on (job, instance, device, pci_address, chip, sensor) (nic_hwmon_temperature_critical_celsius{%(nicExporterSelector)s} - %(nicTemperatureMargin)s)' % $._config,
+            'for': '10m',
+            labels: { severity: 'warning' },
+            annotations: {
+              summary: 'NIC temperature high on {{ $labels.instance }} {{ $labels.device }} ({{ $labels.chip }} {{ $labels.sensor }})',
+              description: 'Sensor {{ $labels.sensor }} of {{ $labels.chip }} behind {{ $labels.device }} ({{ $labels.pci_address }}) on {{ $labels.instance }} has read {{ $value | printf "%.1f" }} °C for 10 minutes, within ' + $._config.nicTemperatureMargin + ' °C of its critical threshold: airflow, a failed fan or a blocked slot; the card protects itself by shutting down above its limit.',
+            },
+          },
+          {
+            alert: 'NICTemperatureCritical',
+            expr: 'nic_hwmon_temperature_celsius{%(nicExporterSelector)s} >= on (job, instance, device, pci_address, chip, sensor) nic_hwmon_temperature_critical_celsius{%(nicExporterSelector)s}' % $._config,
+            'for': '1m',
+            labels: { severity: 'page' },
+            annotations: {
+              summary: 'NIC at its critical temperature on {{ $labels.instance }} {{ $labels.device }} ({{ $labels.chip }} {{ $labels.sensor }})',
+              description: 'Sensor {{ $labels.sensor }} of {{ $labels.chip }} behind {{ $labels.device }} ({{ $labels.pci_address }}) on {{ $labels.instance }} has read {{ $value | printf "%.1f" }} °C, at or above its critical threshold, for a minute: the firmware may shut the card down (ConnectX: 120 °C) and take the node off the network.',
+            },
+          },
         ],
       },
     ],

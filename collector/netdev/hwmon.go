@@ -1,0 +1,211 @@
+package netdev
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
+	"github.com/nic-exporter/nic_exporter/internal/sysfs"
+)
+
+// The temperatures of a NIC's hwmon device: mlx5 registers one per PCI
+// function from kernel 6.6 (drivers/net/ethernet/mellanox/mlx5/core/hwmon.c,
+// name "mlx5"), with a channel per ASIC sensor of the card's MTCAP sensor
+// map and one for the module when it reports a temperature; each has
+// temp<N>_input, temp<N>_highest (the maximum since the driver enabled
+// tracking, or since a reset of the history), temp<N>_crit (the sensor's
+// high threshold, MTMP temp_threshold_hi) and temp<N>_label (the sensor's
+// name from the firmware, or "sensor<index>"). Other drivers' hwmon devices
+// under a NIC function (sfc, ice, bnxt_en, ...) are read the same way, with
+// temp<N>_emergency where they have it.
+var (
+	hwmonTemp = exposition.MustNewDesc("nic_hwmon_temperature_celsius",
+		"Temperature of one sensor of the hwmon device of the PCI function behind the interface (temp<N>_input under /sys/bus/pci/devices/<pci_address>/hwmon/hwmon*/, in degrees Celsius). chip is the hwmon name (mlx5), sensor its temp<N>_label (mlx5: the firmware's sensor name, such as asic, or sensor<index>; the module's sensor when the module reports one), or temp<N> without a label. On mlx5 each read is a firmware command (MTMP).",
+		exposition.Gauge, "device", "pci_address", "chip", "sensor")
+	hwmonCrit = exposition.MustNewDesc("nic_hwmon_temperature_critical_celsius",
+		"Critical threshold of the sensor (temp<N>_crit; mlx5: the sensor's high threshold as the firmware reports it, MTMP temp_threshold_hi), in degrees Celsius. The ConnectX-5 adapter manual puts a warning at 105 °C and the firmware's shutdown at 120 °C. Read once per interface identity.",
+		exposition.Gauge, "device", "pci_address", "chip", "sensor")
+	hwmonEmergency = exposition.MustNewDesc("nic_hwmon_temperature_emergency_celsius",
+		"Emergency threshold of the sensor (temp<N>_emergency), in degrees Celsius, where the driver has one (mlx5 has none). Read once per interface identity.",
+		exposition.Gauge, "device", "pci_address", "chip", "sensor")
+	hwmonHighest = exposition.MustNewDesc("nic_hwmon_temperature_highest_celsius",
+		"Highest temperature the sensor recorded since its history was last reset (temp<N>_highest; mlx5 enables the tracking at probe), in degrees Celsius: a peak between two polls shows here.",
+		exposition.Gauge, "device", "pci_address", "chip", "sensor")
+)
+
+// maxHwmonChannels bounds the temperature channels read per PCI function:
+// mlx5 has its ASIC sensors and one module sensor, a few in all; a tree
+// under --path.sysfs with thousands costs no more than this.
+const maxHwmonChannels = 64
+
+// hwmonFile matches the input attribute of a temperature channel.
+var hwmonFile = regexp.MustCompile(`^temp([0-9]+)_input$`)
+
+// hwmonChannel is one temperature channel of a hwmon device: what is read
+// once per interface identity (chip, sensor, thresholds) and the path of
+// its input.
+type hwmonChannel struct {
+	dir, prefix     string // hwmon directory, "temp<N>"
+	chip, sensor    string
+	crit, emergency sysfs.Optional
+}
+
+// hwmonReading is one poll's reading of a channel.
+type hwmonReading struct {
+	ch             *hwmonChannel
+	input, highest sysfs.Optional
+}
+
+// hwmonCache holds, per interface identity, the temperature channels of
+// its PCI function, found and described at the first poll of that
+// identity: the labels and thresholds do not change, and on mlx5 each
+// attribute read is a firmware command. It is safe for concurrent use.
+type hwmonCache struct {
+	mu sync.Mutex
+	m  map[string][]*hwmonChannel
+}
+
+func (c *hwmonCache) get(identity string) ([]*hwmonChannel, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	chs, ok := c.m[identity]
+	return chs, ok
+}
+
+func (c *hwmonCache) put(identity string, chs []*hwmonChannel) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[string][]*hwmonChannel)
+	}
+	c.m[identity] = chs
+}
+
+// retain forgets every identity not in keep.
+func (c *hwmonCache) retain(keep map[string]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id := range c.m {
+		if !keep[id] {
+			delete(c.m, id)
+		}
+	}
+}
+
+// parseMilliCelsius parses a hwmon temperature attribute (a decimal
+// integer in millidegrees Celsius, hwmon sysfs-interface) into degrees.
+func parseMilliCelsius(s string) (float64, error) {
+	v, err := sysfs.ParseInt(s)
+	if err != nil {
+		return 0, fmt.Errorf("hwmon temperature: %w", err)
+	}
+	return float64(v) / 1000, nil
+}
+
+// hwmonChannels finds the temperature channels of the hwmon devices of
+// the PCI function in dir (its hwmon/hwmon*/ directories) and reads their
+// names, labels and thresholds. A function without a hwmon device has
+// none: nothing is reported.
+func (n *Collector) hwmonChannels(dir string, p *collector.Poll) []*hwmonChannel {
+	devs, err := os.ReadDir(filepath.Join(dir, "hwmon"))
+	if err != nil {
+		if !errclass.IsNotExist(err) {
+			p.SourceError(filepath.Join(dir, "hwmon"), err)
+		}
+		return nil
+	}
+	var out []*hwmonChannel
+	for _, d := range devs {
+		hdir := filepath.Join(dir, "hwmon", d.Name())
+		files, err := os.ReadDir(hdir)
+		if err != nil {
+			if !errclass.IsNotExist(err) {
+				p.SourceError(hdir, err)
+			}
+			continue
+		}
+		chip, err := n.readAttr(filepath.Join(hdir, "name"))
+		if err != nil {
+			p.SourceError(filepath.Join(hdir, "name"), err)
+			continue
+		}
+		var nums []int
+		for _, f := range files {
+			if m := hwmonFile.FindStringSubmatch(f.Name()); m != nil {
+				if v, err := strconv.Atoi(m[1]); err == nil {
+					nums = append(nums, v)
+				}
+			}
+		}
+		sort.Ints(nums)
+		for _, num := range nums {
+			if len(out) == maxHwmonChannels {
+				p.SourceError(hdir, fmt.Errorf("%w: more than %d temperature channels under %s; the rest are not read", errclass.ErrParse, maxHwmonChannels, filepath.Join(dir, "hwmon")))
+				return out
+			}
+			prefix := "temp" + strconv.Itoa(num)
+			ch := &hwmonChannel{dir: hdir, prefix: prefix, chip: chip, sensor: prefix}
+			if s, err := n.readAttr(filepath.Join(hdir, prefix+"_label")); err == nil && s != "" {
+				ch.sensor = s
+			}
+			ch.crit = n.readTemp(filepath.Join(hdir, prefix+"_crit"), p)
+			ch.emergency = n.readTemp(filepath.Join(hdir, prefix+"_emergency"), p)
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+// readTemp reads one temperature attribute. An absent attribute is no
+// error; one that does not read or parse is reported and left out.
+func (n *Collector) readTemp(path string, p *collector.Poll) sysfs.Optional {
+	s, err := n.readAttr(path)
+	if err != nil {
+		if !errclass.IsNotExist(err) {
+			p.SourceError(path, err)
+		}
+		return sysfs.Optional{}
+	}
+	v, err := parseMilliCelsius(s)
+	if err != nil {
+		p.SourceError(path, err)
+		return sysfs.Optional{}
+	}
+	return sysfs.Optional{V: v, OK: true}
+}
+
+// readHwmon reads the temperatures of the PCI function in dir for the
+// interface identity: the channels found at the identity's first poll,
+// their input and highest attributes at every poll.
+func (n *Collector) readHwmon(dir, identity string, p *collector.Poll) []hwmonReading {
+	chs, ok := n.hwmon.get(identity)
+	if !ok {
+		chs = n.hwmonChannels(dir, p)
+		n.hwmon.put(identity, chs)
+	}
+	out := make([]hwmonReading, 0, len(chs))
+	for _, ch := range chs {
+		out = append(out, hwmonReading{ch: ch,
+			input:   n.readTemp(filepath.Join(ch.dir, ch.prefix+"_input"), p),
+			highest: n.readTemp(filepath.Join(ch.dir, ch.prefix+"_highest"), p)})
+	}
+	return out
+}
+
+// emitHwmon adds the temperature series of one PCI function.
+func emitHwmon(p *collector.Poll, device, pciAddr string, readings []hwmonReading) {
+	for _, r := range readings {
+		labels := []string{device, pciAddr, r.ch.chip, r.ch.sensor}
+		sysfs.AddOpt(p, hwmonTemp, r.input, labels...)
+		sysfs.AddOpt(p, hwmonHighest, r.highest, labels...)
+		sysfs.AddOpt(p, hwmonCrit, r.ch.crit, labels...)
+		sysfs.AddOpt(p, hwmonEmergency, r.ch.emergency, labels...)
+	}
+}
