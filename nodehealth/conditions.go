@@ -95,7 +95,7 @@ type Definition struct {
 // The set is deliberately small: what takes a node's NIC out of service
 // (a dead firmware, a device the hypervisor keeps resetting, a port
 // without link, an InfiniBand port that is not up, a PCIe link that caps
-// the card, an optic below its alarm level). Counters of errors that a
+// the card, an optic below its alarm level, a card above its critical temperature). Counters of errors that a
 // working link also shows from time to time stay alerts only.
 func Conditions() []Definition {
 	return []Definition{
@@ -169,6 +169,19 @@ func Conditions() []Definition {
 				Selector: Selector{Metric: "nic_pcie_link_degraded"},
 				Op:       OpEqual,
 				Value:    1,
+			},
+		},
+		{
+			Type:     "NICOverheating",
+			Reason:   "AboveCriticalTemperature",
+			Summary:  "a NIC sensor reads above its critical threshold; the firmware may shut the card down",
+			Alerts:   []string{"NICTemperatureCritical"},
+			Severity: "page",
+			For:      time.Minute,
+			Rule: Rule{
+				Selector: Selector{Metric: "nic_hwmon_temperature_celsius"},
+				Op:       OpGreater,
+				Than:     &Join{Selector: Selector{Metric: "nic_hwmon_temperature_critical_celsius"}, On: []string{"chip", "device", "pci_address", "sensor"}},
 			},
 		},
 		{

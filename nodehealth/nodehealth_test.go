@@ -135,6 +135,10 @@ func healthyHost() []series {
 		gauge("nic_transceiver_rx_power_watts", 0.0007586, "device", "enp8s0f1np1", "lane", "2"),
 		gauge("nic_transceiver_rx_power_threshold_watts", 0.0001259, "device", "enp8s0f1np1", "level", "low_warning"),
 		gauge("nic_transceiver_rx_power_threshold_watts", 6.31e-05, "device", "enp8s0f1np1", "level", "low_alarm"),
+		gauge("nic_hwmon_temperature_celsius", 58.5, "device", "enp8s0f1np1", "pci_address", "0000:08:00.1", "chip", "mlx5", "sensor", "sensor0"),
+		gauge("nic_hwmon_temperature_critical_celsius", 105, "device", "enp8s0f1np1", "pci_address", "0000:08:00.1", "chip", "mlx5", "sensor", "sensor0"),
+		gauge("nic_hwmon_temperature_celsius", 47.25, "device", "enp8s0f1np1", "pci_address", "0000:08:00.1", "chip", "mlx5", "sensor", "sensor65"),
+		gauge("nic_hwmon_temperature_critical_celsius", 75, "device", "enp8s0f1np1", "pci_address", "0000:08:00.1", "chip", "mlx5", "sensor", "sensor65"),
 	}
 }
 
@@ -171,6 +175,10 @@ func TestConditionsSetOnEvidence(t *testing.T) {
 			`nic_pcie_link_degraded{device="enp8s0f1np1",pci_address="0000:08:00.1"} = 1 (== 1)`},
 		{"TransceiverFailing", []series{gauge("nic_transceiver_rx_power_watts", 5e-05, "device", "enp8s0f1np1", "lane", "2")}, "enp8s0f1np1 lane 2",
 			`nic_transceiver_rx_power_watts{device="enp8s0f1np1",lane="2"} = 5e-05 < nic_transceiver_rx_power_threshold_watts{device="enp8s0f1np1",level="low_alarm"} = 6.31e-05`},
+		// 80 °C is above the module sensor's 75 °C threshold but not the
+		// ASIC's 105 °C: the join pairs each sensor with its own.
+		{"NICOverheating", []series{gauge("nic_hwmon_temperature_celsius", 80, "device", "enp8s0f1np1", "pci_address", "0000:08:00.1", "chip", "mlx5", "sensor", "sensor65")}, "enp8s0f1np1",
+			`nic_hwmon_temperature_celsius{chip="mlx5",device="enp8s0f1np1",pci_address="0000:08:00.1",sensor="sensor65"} = 80 > nic_hwmon_temperature_critical_celsius{chip="mlx5",device="enp8s0f1np1",pci_address="0000:08:00.1",sensor="sensor65"} = 75`},
 	} {
 		t.Run(tc.condition, func(t *testing.T) {
 			clk := newClock()
@@ -425,6 +433,7 @@ func TestHandlerAndCollector(t *testing.T) {
 		"nic_exporter_node_condition{condition=InfiniBandPortDown,reason=PhysStateNotLinkUp} 0",
 		"nic_exporter_node_condition{condition=NICFirmwareFatal,reason=FirmwareFatalError} 0",
 		"nic_exporter_node_condition{condition=NICLinkDown,reason=CarrierLost} 0",
+		"nic_exporter_node_condition{condition=NICOverheating,reason=AboveCriticalTemperature} 0",
 		"nic_exporter_node_condition{condition=NICWatchdogReset,reason=ENAWatchdogExpired} 0",
 		"nic_exporter_node_condition{condition=PCIeLinkDegraded,reason=PCIeLinkBelowCapability} 1",
 		"nic_exporter_node_condition{condition=TransceiverFailing,reason=RxPowerBelowAlarm} 0",
