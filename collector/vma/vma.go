@@ -418,21 +418,28 @@ var vmaSockCounters = func() []vmaSockCounter {
 // tcpStates are lwip's TCP state names.
 var tcpStates = []string{"CLOSED", "LISTEN", "SYN_SENT", "SYN_RCVD", "ESTABLISHED", "FIN_WAIT_1", "FIN_WAIT_2", "CLOSE_WAIT", "CLOSING", "LAST_ACK", "TIME_WAIT"}
 
+// renderVMA adds the series of one libvma process.
 func renderVMA(p *collector.Poll, l *vmastats.Loaded, st *vmaProc, fd *fdFamilies) {
 	s := l.Stats
-	pid, comm, version := strconv.Itoa(l.Process.PID), l.Process.Comm, s.Version()
-	base := []string{pid, comm, version}
-	with := func(extra ...string) []string {
-		return append(append(make([]string, 0, len(base)+len(extra)), base...), extra...)
-	}
-
-	p.Add(vmaInfo, 1, with(s.Layout.String())...)
-	p.Add(vmaHandshake, collector.Bool(l.Handshake), base...)
+	b := newProcLabels(l.Process.PID, l.Process.Comm, s.Version())
+	p.Add(vmaInfo, 1, b.with(s.Layout.String())...)
+	p.Add(vmaHandshake, collector.Bool(l.Handshake), b...)
 	if !l.Process.Start.IsZero() {
-		p.Add(vmaStartTime, float64(l.Process.Start.Unix()), base...)
+		p.Add(vmaStartTime, float64(l.Process.Start.Unix()), b...)
 	}
+	renderVMASockets(p, s, st, b)
+	renderVMAQueues(p, s, b)
+	renderVMAIomux(p, s, st, b)
+	groups := make([]mcGroup, len(s.Multicast.Groups))
+	for i, g := range s.Multicast.Groups {
+		groups[i] = mcGroup(g)
+	}
+	renderVMAFDs(p, s, st, fd, b, emitGroups(p, vmaMCGroup, b, groups))
+}
 
-	type sockClass struct{ proto, offloaded string }
+// renderVMASockets adds the socket counts and the process's totals of the
+// socket counters.
+func renderVMASockets(p *collector.Poll, s *vmastats.Stats, st *vmaProc, b procLabels) {
 	classes := map[sockClass]int{}
 	var rxPkts, rxBytes, txBytes uint64
 	for i := range s.Sockets {
@@ -442,22 +449,19 @@ func renderVMA(p *collector.Poll, l *vmastats.Loaded, st *vmaProc, fd *fdFamilie
 		rxBytes += k.RxReadyBytes
 		txBytes += k.TxReadyBytes
 	}
-	for _, proto := range []string{"tcp", "udp", "other"} {
-		for _, off := range []string{"true", "false"} {
-			if n, ok := classes[sockClass{proto, off}]; ok || proto != "other" {
-				p.Add(vmaSockets, float64(n), with(proto, off)...)
-			}
-		}
-	}
-	p.Add(vmaRxReadyPackets, float64(rxPkts), base...)
-	p.Add(vmaRxReadyBytes, float64(rxBytes), base...)
-	p.Add(vmaTxReadyBytes, float64(txBytes), base...)
+	emitSocketClasses(p, vmaSockets, b, classes)
+	p.Add(vmaRxReadyPackets, float64(rxPkts), b...)
+	p.Add(vmaRxReadyBytes, float64(rxBytes), b...)
+	p.Add(vmaTxReadyBytes, float64(txBytes), b...)
 	for _, sc := range vmaSockCounters {
-		p.Add(sc.agg, float64(st.total(sc.c)), with(sc.extra...)...)
+		p.Add(sc.agg, float64(st.total(sc.c)), b.with(sc.extra...)...)
 	}
+}
 
+// renderVMAQueues adds the completion queues, rings and buffer pools.
+func renderVMAQueues(p *collector.Poll, s *vmastats.Stats, b procLabels) {
 	for _, c := range s.CQs {
-		l := with(strconv.Itoa(c.Index))
+		l := b.with(strconv.Itoa(c.Index))
 		p.Add(vmaCQDrops, float64(c.RxPktDrop), l...)
 		p.Add(vmaCQQueue, float64(c.RxSWQueueLen), l...)
 		p.Add(vmaCQDrained, float64(c.RxDrainedAtOnceMax), l...)
@@ -465,20 +469,20 @@ func renderVMA(p *collector.Poll, l *vmastats.Loaded, st *vmaProc, fd *fdFamilie
 	}
 	for _, r := range s.Rings {
 		idx, typ := strconv.Itoa(r.Index), r.Type.String()
-		p.Add(vmaRingPackets, float64(r.RxPackets), with(idx, typ, "rx")...)
-		p.Add(vmaRingPackets, float64(r.TxPackets), with(idx, typ, "tx")...)
-		p.Add(vmaRingBytes, float64(r.RxBytes), with(idx, typ, "rx")...)
-		p.Add(vmaRingBytes, float64(r.TxBytes), with(idx, typ, "tx")...)
-		p.Add(vmaRingRetrans, float64(r.TxRetransmits), with(idx, typ)...)
+		p.Add(vmaRingPackets, float64(r.RxPackets), b.with(idx, typ, "rx")...)
+		p.Add(vmaRingPackets, float64(r.TxPackets), b.with(idx, typ, "tx")...)
+		p.Add(vmaRingBytes, float64(r.RxBytes), b.with(idx, typ, "rx")...)
+		p.Add(vmaRingBytes, float64(r.TxBytes), b.with(idx, typ, "tx")...)
+		p.Add(vmaRingRetrans, float64(r.TxRetransmits), b.with(idx, typ)...)
 		if x := r.Simple; x != nil {
-			p.Add(vmaRingIntr, float64(x.RxInterruptRequests), with(idx, typ, "requested")...)
-			p.Add(vmaRingIntr, float64(x.RxInterruptReceived), with(idx, typ, "received")...)
-			p.Add(vmaRingModCount, float64(x.RxCQModerationCount), with(idx, typ)...)
-			p.Add(vmaRingModPeriod, float64(x.RxCQModerationPeriod)/1e6, with(idx, typ)...)
+			p.Add(vmaRingIntr, float64(x.RxInterruptRequests), b.with(idx, typ, "requested")...)
+			p.Add(vmaRingIntr, float64(x.RxInterruptReceived), b.with(idx, typ, "received")...)
+			p.Add(vmaRingModCount, float64(x.RxCQModerationCount), b.with(idx, typ)...)
+			p.Add(vmaRingModPeriod, float64(x.RxCQModerationPeriod)/1e6, b.with(idx, typ)...)
 		}
 		if t := r.Tap; t != nil {
-			p.Add(vmaRingTapBuffers, float64(t.RxBuffers), with(idx, t.Name)...)
-			p.Add(vmaRingTapPlugouts, float64(t.VFPlugouts), with(idx, t.Name)...)
+			p.Add(vmaRingTapBuffers, float64(t.RxBuffers), b.with(idx, t.Name)...)
+			p.Add(vmaRingTapPlugouts, float64(t.VFPlugouts), b.with(idx, t.Name)...)
 		}
 	}
 	for _, bp := range s.BufferPools {
@@ -489,55 +493,46 @@ func renderVMA(p *collector.Poll, l *vmastats.Loaded, st *vmaProc, fd *fdFamilie
 		case bp.IsTx && !bp.IsRx:
 			name = "tx"
 		}
-		p.Add(vmaPoolSize, float64(bp.Size), with(name)...)
-		p.Add(vmaPoolNoBufs, float64(bp.NoBuffers), with(name)...)
+		p.Add(vmaPoolSize, float64(bp.Size), b.with(name)...)
+		p.Add(vmaPoolNoBufs, float64(bp.NoBuffers), b.with(name)...)
 	}
+}
 
-	renderIomux := func(kind string, idx int, fd int32, x vmastats.IomuxStats) {
+// vmaIomuxFamilies are libvma's poll/select/epoll families.
+var vmaIomuxFamilies = iomuxFamilies{polls: vmaIomuxPolls, timeouts: vmaIomuxTimeouts, errors: vmaIomuxErrors, ready: vmaIomuxReady}
+
+// renderVMAIomux adds the poll, select and epoll users.
+func renderVMAIomux(p *collector.Poll, s *vmastats.Stats, st *vmaProc, b procLabels) {
+	user := func(kind string, idx int, fd int32, x vmastats.IomuxStats) {
 		m := st.iomux[vmaIomuxKey{kind: kind, idx: idx, fd: fd}]
 		if m == nil {
 			return
 		}
-		epfd := ""
-		if kind == "epoll" {
-			epfd = strconv.Itoa(int(fd))
+		var c [6]uint64
+		for i := range c {
+			c[i] = m.c[i].total
 		}
-		p.Add(vmaIomuxPolls, float64(m.c[0].total), with(kind, epfd, "hit")...)
-		p.Add(vmaIomuxPolls, float64(m.c[1].total), with(kind, epfd, "miss")...)
-		p.Add(vmaIomuxTimeouts, float64(m.c[2].total), with(kind, epfd)...)
-		p.Add(vmaIomuxErrors, float64(m.c[3].total), with(kind, epfd)...)
-		p.Add(vmaIomuxReady, float64(m.c[4].total), with(kind, epfd, "offload")...)
-		p.Add(vmaIomuxReady, float64(m.c[5].total), with(kind, epfd, "os")...)
-		p.Add(vmaIomuxCPU, float64(x.PollingTime), with(kind, epfd)...)
+		epfd := epfdLabel(kind, fd)
+		emitIomux(p, vmaIomuxFamilies, b, kind, epfd, c)
+		p.Add(vmaIomuxCPU, float64(x.PollingTime), b.with(kind, epfd)...)
 	}
-	renderIomux("poll", 0, 0, s.Iomux.Poll)
-	renderIomux("select", 0, 0, s.Iomux.Select)
-	// Entries are labelled by epfd, not by index: an entry left enabled
-	// for an fd closed behind libvma's back shares its epfd with the new
-	// one. The lowest index is exported; a second would be a duplicate.
-	epfds := make(map[int32]bool, len(s.Iomux.Epoll))
-	for _, e := range s.Iomux.Epoll {
-		if epfds[e.FD] {
-			continue
-		}
-		epfds[e.FD] = true
-		renderIomux("epoll", e.Index, e.FD, e.IomuxStats)
+	user("poll", 0, 0, s.Iomux.Poll)
+	user("select", 0, 0, s.Iomux.Select)
+	fds := make([]int32, len(s.Iomux.Epoll))
+	for i, e := range s.Iomux.Epoll {
+		fds[i] = e.FD
 	}
+	for _, i := range firstPerEpfd(fds) {
+		e := s.Iomux.Epoll[i]
+		user("epoll", e.Index, e.FD, e.IomuxStats)
+	}
+}
 
-	// Likewise one series per group address and per socket label set.
-	groups := make(map[int]string, len(s.Multicast.Groups))
-	groupSeen := make(map[string]bool, len(s.Multicast.Groups))
-	for _, g := range s.Multicast.Groups {
-		name := g.Group.String()
-		groups[g.Index] = name
-		if groupSeen[name] {
-			continue
-		}
-		groupSeen[name] = true
-		p.Add(vmaMCGroup, float64(g.Sockets), with(name)...)
-	}
-
-	fdSeen := make(map[[4]string]bool, len(s.Sockets))
+// renderVMAFDs adds the per-socket series (the families of fd: the
+// default or the detail part), one set per socket label set; groups names
+// the multicast group of each entry index.
+func renderVMAFDs(p *collector.Poll, s *vmastats.Stats, st *vmaProc, fd *fdFamilies, b procLabels, groups map[int]string) {
+	seen := make(map[fdID]bool, len(s.Sockets))
 	for i := range s.Sockets {
 		k := &s.Sockets[i]
 		ss := st.socks[vmaSockKey{slot: k.Slot, fd: k.FD, inode: k.Inode}]
@@ -549,30 +544,25 @@ func renderVMA(p *collector.Poll, l *vmastats.Loaded, st *vmaProc, fd *fdFamilie
 		if k.ConnectedPort != 0 || !k.ConnectedIP.IsUnspecified() {
 			remote = fmt.Sprintf("%s:%d", k.ConnectedIP, k.ConnectedPort)
 		}
-		// A TCP socket that libvma keeps after close() holds its slot
-		// and old fd while a new socket reuses the fd; the lower slot
-		// is exported if both have the same labels.
-		id := [4]string{strconv.Itoa(int(k.FD)), k.Protocol(), local, remote}
-		if fdSeen[id] {
+		fdl, ok := fdLabels(seen, b, fdID{strconv.Itoa(int(k.FD)), k.Protocol(), local, remote})
+		if !ok {
 			continue
 		}
-		fdSeen[id] = true
-		fdl := with(id[:]...)
 		state := ""
 		if k.Type == vmastats.SockStream && int(k.TCPState) < len(tcpStates) {
 			state = tcpStates[k.TCPState]
 		}
-		p.Add(fd.info, 1, append(fdl[:len(fdl):len(fdl)], strconv.FormatBool(k.Offloaded), state)...)
+		p.Add(fd.info, 1, withLast(fdl, strconv.FormatBool(k.Offloaded), state)...)
 		p.Add(fd.rxReadyPackets, float64(k.RxReadyPkts), fdl...)
 		p.Add(fd.rxReadyBytes, float64(k.RxReadyBytes), fdl...)
 		for i, sc := range vmaSockCounters {
-			p.Add(fd.counters[i], float64(ss.counters[sc.c].total), append(fdl[:len(fdl):len(fdl)], sc.extra...)...)
+			p.Add(fd.counters[i], float64(ss.counters[sc.c].total), withLast(fdl, sc.extra...)...)
 		}
 		member := make(map[string]bool, len(k.MCGroups))
 		for _, g := range k.MCGroups {
 			if name, ok := groups[g]; ok && !member[name] {
 				member[name] = true
-				p.Add(fd.member, 1, append(fdl[:len(fdl):len(fdl)], name)...)
+				p.Add(fd.member, 1, withLast(fdl, name)...)
 			}
 		}
 	}

@@ -421,50 +421,55 @@ func addValue(p *collector.Poll, d *exposition.Desc, v xliostats.Values, name st
 	}
 }
 
+// renderXLIO adds the series of one libxlio process.
 func renderXLIO(p *collector.Poll, l *xliostats.Loaded, st *xlioProc, fd *xlioFDFamilies) {
 	s := l.Stats
-	pid, comm, version := strconv.Itoa(l.Process.PID), l.Process.Comm, s.Version()
-	base := []string{pid, comm, version}
-	with := func(extra ...string) []string {
-		return append(append(make([]string, 0, len(base)+len(extra)), base...), extra...)
-	}
-
-	p.Add(xlioInfo, 1, with(s.LayoutName())...)
-	p.Add(xlioHandshake, collector.Bool(l.Handshake), base...)
+	b := newProcLabels(l.Process.PID, l.Process.Comm, s.Version())
+	p.Add(xlioInfo, 1, b.with(s.LayoutName())...)
+	p.Add(xlioHandshake, collector.Bool(l.Handshake), b...)
 	if !l.Process.Start.IsZero() {
-		p.Add(xlioStartTime, float64(l.Process.Start.Unix()), base...)
+		p.Add(xlioStartTime, float64(l.Process.Start.Unix()), b...)
 	}
-	p.Add(xlioSocketSlots, float64(s.MaxSockets), base...)
+	p.Add(xlioSocketSlots, float64(s.MaxSockets), b...)
+	renderXLIOSockets(p, s, st, b)
+	renderXLIOQueues(p, s, b)
+	renderXLIOIomux(p, s, st, b)
+	groups := make([]mcGroup, len(s.Groups))
+	for i, g := range s.Groups {
+		groups[i] = mcGroup(g)
+	}
+	renderXLIOFDs(p, s, st, fd, b, emitGroups(p, xlioMCGroup, b, groups))
+}
 
-	type sockClass struct{ proto, offloaded string }
+// renderXLIOSockets adds the socket counts and the process's totals of
+// the socket counters its layout has.
+func renderXLIOSockets(p *collector.Poll, s *xliostats.Stats, st *xlioProc, b procLabels) {
 	classes := map[sockClass]int{}
 	var rxPkts, rxBytes, txBytes uint64
 	for i := range s.Sockets {
 		k := &s.Sockets[i]
 		classes[sockClass{k.Protocol(), strconv.FormatBool(k.Offloaded)}]++
 		a, _ := k.Get("n_rx_ready_pkt_count")
-		b, _ := k.Get("n_rx_ready_byte_count")
-		c, _ := k.Get("n_tx_ready_byte_count")
-		rxPkts, rxBytes, txBytes = rxPkts+a, rxBytes+b, txBytes+c
+		c, _ := k.Get("n_rx_ready_byte_count")
+		d, _ := k.Get("n_tx_ready_byte_count")
+		rxPkts, rxBytes, txBytes = rxPkts+a, rxBytes+c, txBytes+d
 	}
-	for _, proto := range []string{"tcp", "udp", "other"} {
-		for _, off := range []string{"true", "false"} {
-			if n, ok := classes[sockClass{proto, off}]; ok || proto != "other" {
-				p.Add(xlioSockets, float64(n), with(proto, off)...)
-			}
-		}
-	}
-	p.Add(xlioRxReadyPackets, float64(rxPkts), base...)
-	p.Add(xlioRxReadyBytes, float64(rxBytes), base...)
-	p.Add(xlioTxReadyBytes, float64(txBytes), base...)
+	emitSocketClasses(p, xlioSockets, b, classes)
+	p.Add(xlioRxReadyPackets, float64(rxPkts), b...)
+	p.Add(xlioRxReadyBytes, float64(rxBytes), b...)
+	p.Add(xlioTxReadyBytes, float64(txBytes), b...)
 	for i, sc := range xlioSockCounters {
 		if s.Layout.HasSocketField(sc.field) {
-			p.Add(sc.agg, float64(st.total(i)), with(sc.extra...)...)
+			p.Add(sc.agg, float64(st.total(i)), b.with(sc.extra...)...)
 		}
 	}
+}
 
+// renderXLIOQueues adds the completion queues, rings, buffer pools and
+// the global block.
+func renderXLIOQueues(p *collector.Poll, s *xliostats.Stats, b procLabels) {
 	for _, c := range s.CQs {
-		l := with(strconv.Itoa(c.Index))
+		l := b.with(strconv.Itoa(c.Index))
 		if _, ok := c.Get("n_rx_pkt_drop"); ok {
 			addValue(p, xlioCQDrops, c.Values, "n_rx_pkt_drop", 1, l...)
 		} else {
@@ -480,82 +485,74 @@ func renderXLIO(p *collector.Poll, l *xliostats.Loaded, st *xlioProc, fd *xlioFD
 	for _, r := range s.Rings {
 		idx, typ := strconv.Itoa(r.Index), r.Type
 		v := r.Values
-		addValue(p, xlioRingPackets, v, "n_rx_pkt_count", 1, with(idx, typ, "rx")...)
-		addValue(p, xlioRingPackets, v, "n_tx_pkt_count", 1, with(idx, typ, "tx")...)
-		addValue(p, xlioRingBytes, v, "n_rx_byte_count", 1, with(idx, typ, "rx")...)
-		addValue(p, xlioRingBytes, v, "n_tx_byte_count", 1, with(idx, typ, "tx")...)
-		addValue(p, xlioRingRetrans, v, "n_tx_retransmits", 1, with(idx, typ)...)
+		addValue(p, xlioRingPackets, v, "n_rx_pkt_count", 1, b.with(idx, typ, "rx")...)
+		addValue(p, xlioRingPackets, v, "n_tx_pkt_count", 1, b.with(idx, typ, "tx")...)
+		addValue(p, xlioRingBytes, v, "n_rx_byte_count", 1, b.with(idx, typ, "rx")...)
+		addValue(p, xlioRingBytes, v, "n_tx_byte_count", 1, b.with(idx, typ, "tx")...)
+		addValue(p, xlioRingRetrans, v, "n_tx_retransmits", 1, b.with(idx, typ)...)
 		if r.Type == "RING_TAP" {
-			addValue(p, xlioRingTapBuffers, v, "tap.n_rx_buffers", 1, with(idx, r.TapName)...)
-			addValue(p, xlioRingTapPlugouts, v, "tap.n_vf_plugouts", 1, with(idx, r.TapName)...)
+			addValue(p, xlioRingTapBuffers, v, "tap.n_rx_buffers", 1, b.with(idx, r.TapName)...)
+			addValue(p, xlioRingTapPlugouts, v, "tap.n_vf_plugouts", 1, b.with(idx, r.TapName)...)
 			continue
 		}
-		addValue(p, xlioRingDroppedWQEs, v, "n_tx_dropped_wqes", 1, with(idx, typ)...)
-		addValue(p, xlioRingIntr, v, "n_rx_interrupt_requests", 1, with(idx, typ, "requested")...)
-		addValue(p, xlioRingIntr, v, "n_rx_interrupt_received", 1, with(idx, typ, "received")...)
-		addValue(p, xlioRingModCount, v, "n_rx_cq_moderation_count", 1, with(idx, typ)...)
-		addValue(p, xlioRingModPeriod, v, "n_rx_cq_moderation_period", 1e-6, with(idx, typ)...)
+		addValue(p, xlioRingDroppedWQEs, v, "n_tx_dropped_wqes", 1, b.with(idx, typ)...)
+		addValue(p, xlioRingIntr, v, "n_rx_interrupt_requests", 1, b.with(idx, typ, "requested")...)
+		addValue(p, xlioRingIntr, v, "n_rx_interrupt_received", 1, b.with(idx, typ, "received")...)
+		addValue(p, xlioRingModCount, v, "n_rx_cq_moderation_count", 1, b.with(idx, typ)...)
+		addValue(p, xlioRingModPeriod, v, "n_rx_cq_moderation_period", 1e-6, b.with(idx, typ)...)
 	}
 	for _, bp := range s.BufferPools {
 		kind := "tx"
 		if x, _ := bp.Get("is_rx"); x != 0 {
 			kind = "rx"
 		}
-		l := with(strconv.Itoa(bp.Index), kind)
+		l := b.with(strconv.Itoa(bp.Index), kind)
 		addValue(p, xlioPoolSize, bp.Values, "n_buffer_pool_size", 1, l...)
 		addValue(p, xlioPoolNoBufs, bp.Values, "n_buffer_pool_no_bufs", 1, l...)
 		addValue(p, xlioPoolExpands, bp.Values, "n_buffer_pool_expands", 1, l...)
 	}
 	if g := s.Global; g != nil {
-		addValue(p, xlioSegPoolSize, g.Values, "n_tcp_seg_pool_size", 1, base...)
-		addValue(p, xlioSegPoolNoSegs, g.Values, "n_tcp_seg_pool_no_segs", 1, base...)
-		addValue(p, xlioPendingSockets, g.Values, "n_pending_sockets", 1, base...)
-		addValue(p, xlioDestructed, g.Values, "socket_tcp_destructor_counter", 1, with("tcp")...)
-		addValue(p, xlioDestructed, g.Values, "socket_udp_destructor_counter", 1, with("udp")...)
+		addValue(p, xlioSegPoolSize, g.Values, "n_tcp_seg_pool_size", 1, b...)
+		addValue(p, xlioSegPoolNoSegs, g.Values, "n_tcp_seg_pool_no_segs", 1, b...)
+		addValue(p, xlioPendingSockets, g.Values, "n_pending_sockets", 1, b...)
+		addValue(p, xlioDestructed, g.Values, "socket_tcp_destructor_counter", 1, b.with("tcp")...)
+		addValue(p, xlioDestructed, g.Values, "socket_udp_destructor_counter", 1, b.with("udp")...)
 	}
+}
 
-	renderIomux := func(kind string, idx int, fd int32, v xliostats.Values) {
+// xlioIomuxFamilies are libxlio's poll/select/epoll families.
+var xlioIomuxFamilies = iomuxFamilies{polls: xlioIomuxPolls, timeouts: xlioIomuxTimeouts, errors: xlioIomuxErrors, ready: xlioIomuxReady}
+
+// renderXLIOIomux adds the poll, select and epoll users, as for VMA.
+func renderXLIOIomux(p *collector.Poll, s *xliostats.Stats, st *xlioProc, b procLabels) {
+	user := func(kind string, idx int, fd int32, v xliostats.Values) {
 		m := st.iomux[vmaIomuxKey{kind: kind, idx: idx, fd: fd}]
 		if m == nil {
 			return
 		}
-		epfd := ""
-		if kind == "epoll" {
-			epfd = strconv.Itoa(int(fd))
+		var c [6]uint64
+		for i := range c {
+			c[i] = m.c[i].total
 		}
-		p.Add(xlioIomuxPolls, float64(m.c[0].total), with(kind, epfd, "hit")...)
-		p.Add(xlioIomuxPolls, float64(m.c[1].total), with(kind, epfd, "miss")...)
-		p.Add(xlioIomuxTimeouts, float64(m.c[2].total), with(kind, epfd)...)
-		p.Add(xlioIomuxErrors, float64(m.c[3].total), with(kind, epfd)...)
-		p.Add(xlioIomuxReady, float64(m.c[4].total), with(kind, epfd, "offload")...)
-		p.Add(xlioIomuxReady, float64(m.c[5].total), with(kind, epfd, "os")...)
-		addValue(p, xlioIomuxCPU, v, "n_iomux_polling_time", 1, with(kind, epfd)...)
+		epfd := epfdLabel(kind, fd)
+		emitIomux(p, xlioIomuxFamilies, b, kind, epfd, c)
+		addValue(p, xlioIomuxCPU, v, "n_iomux_polling_time", 1, b.with(kind, epfd)...)
 	}
-	renderIomux("poll", 0, 0, s.Poll)
-	renderIomux("select", 0, 0, s.Select)
-	// As for VMA: one series per epfd, the lowest index.
-	epfds := make(map[int32]bool, len(s.Epoll))
-	for _, e := range s.Epoll {
-		if epfds[e.FD] {
-			continue
-		}
-		epfds[e.FD] = true
-		renderIomux("epoll", e.Index, e.FD, e.Values)
+	user("poll", 0, 0, s.Poll)
+	user("select", 0, 0, s.Select)
+	fds := make([]int32, len(s.Epoll))
+	for i, e := range s.Epoll {
+		fds[i] = e.FD
 	}
+	for _, i := range firstPerEpfd(fds) {
+		e := s.Epoll[i]
+		user("epoll", e.Index, e.FD, e.Values)
+	}
+}
 
-	groups := make(map[int]string, len(s.Groups))
-	groupSeen := make(map[string]bool, len(s.Groups))
-	for _, g := range s.Groups {
-		name := g.Group.String()
-		groups[g.Index] = name
-		if groupSeen[name] {
-			continue
-		}
-		groupSeen[name] = true
-		p.Add(xlioMCGroup, float64(g.Sockets), with(name)...)
-	}
-
-	fdSeen := make(map[[4]string]bool, len(s.Sockets))
+// renderXLIOFDs adds the per-socket series, as renderVMAFDs does.
+func renderXLIOFDs(p *collector.Poll, s *xliostats.Stats, st *xlioProc, fd *xlioFDFamilies, b procLabels, groups map[int]string) {
+	seen := make(map[fdID]bool, len(s.Sockets))
 	for i := range s.Sockets {
 		k := &s.Sockets[i]
 		ss := st.socks[vmaSockKey{slot: k.Slot, fd: k.FD, inode: k.Inode}]
@@ -567,29 +564,27 @@ func renderXLIO(p *collector.Poll, l *xliostats.Loaded, st *xlioProc, fd *xlioFD
 		if k.ConnectedPort != 0 || !k.ConnectedIP.IsUnspecified() {
 			remote = hostPort(k.ConnectedIP.String(), k.ConnectedIP.Is6(), k.ConnectedPort)
 		}
-		id := [4]string{strconv.Itoa(int(k.FD)), k.Protocol(), local, remote}
-		if fdSeen[id] {
+		fdl, ok := fdLabels(seen, b, fdID{strconv.Itoa(int(k.FD)), k.Protocol(), local, remote})
+		if !ok {
 			continue
 		}
-		fdSeen[id] = true
-		fdl := with(id[:]...)
 		state := ""
 		if k.Type == xliostats.SockStream && int(k.TCPState) < len(tcpStates) {
 			state = tcpStates[k.TCPState]
 		}
-		p.Add(fd.info, 1, append(fdl[:len(fdl):len(fdl)], strconv.FormatBool(k.Offloaded), state)...)
+		p.Add(fd.info, 1, withLast(fdl, strconv.FormatBool(k.Offloaded), state)...)
 		addValue(p, fd.rxReadyPackets, k.Values, "n_rx_ready_pkt_count", 1, fdl...)
 		addValue(p, fd.rxReadyBytes, k.Values, "n_rx_ready_byte_count", 1, fdl...)
 		for i, sc := range xlioSockCounters {
 			if s.Layout.HasSocketField(sc.field) {
-				p.Add(fd.counters[i], float64(ss.counters[i].total), append(fdl[:len(fdl):len(fdl)], sc.extra...)...)
+				p.Add(fd.counters[i], float64(ss.counters[i].total), withLast(fdl, sc.extra...)...)
 			}
 		}
 		member := make(map[string]bool, len(k.MCGroups))
 		for _, g := range k.MCGroups {
 			if name, ok := groups[g]; ok && !member[name] {
 				member[name] = true
-				p.Add(fd.member, 1, append(fdl[:len(fdl):len(fdl)], name)...)
+				p.Add(fd.member, 1, withLast(fdl, name)...)
 			}
 		}
 	}
