@@ -176,7 +176,7 @@ func Conditions() []Definition {
 			Reason:   "AboveCriticalTemperature",
 			Summary:  "a NIC sensor reads above its critical threshold; the firmware may shut the card down",
 			Alerts:   []string{"NICTemperatureCritical"},
-			Severity: "page",
+			Severity: "warning",
 			For:      time.Minute,
 			Rule: Rule{
 				Selector: Selector{Metric: "nic_hwmon_temperature_celsius"},

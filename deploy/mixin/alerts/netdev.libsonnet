@@ -50,7 +50,7 @@ local utils = import '../lib/utils.libsonnet';
             alert: 'NICTemperatureCritical',
             expr: 'nic_hwmon_temperature_celsius{%(nicExporterSelector)s} > on (job, instance, device, pci_address, chip, sensor) nic_hwmon_temperature_critical_celsius{%(nicExporterSelector)s}' % $._config,
             'for': '1m',
-            labels: { severity: 'page' },
+            labels: { severity: 'warning' },
             annotations: {
               summary: 'NIC at its critical temperature on {{ $labels.instance }} {{ $labels.device }} ({{ $labels.chip }} {{ $labels.sensor }})',
               description: 'Sensor {{ $labels.sensor }} of {{ $labels.chip }} behind {{ $labels.device }} ({{ $labels.pci_address }}) on {{ $labels.instance }} has read {{ $value | printf "%.1f" }} °C, above its critical threshold, for a minute: the firmware may shut the card down (ConnectX: 120 °C) and take the node off the network.',
