@@ -1,11 +1,11 @@
-// Package daemon is the long-running exporter: it polls the collectors it
-// is given on their own schedules, computes the node verdict from their
-// snapshots, and serves /metrics, /metrics/detail, /health, /healthz,
-// /readyz and the landing page until its context ends, then shuts down
-// within a grace. It builds nothing from flags and reads no device: the
-// command (cmd/nic_exporter) parses the flags, chooses the sources (this
-// host or the demo host) and builds the collectors, and hands them over
-// in a Config.
+// Package daemon is the long-running exporter: ParseFlags reads its
+// command line, Run builds the sources (this host, or the embedded demo
+// host) and the enabled collectors, and Serve polls them on their own
+// schedules, computes the node verdict from their snapshots, and serves
+// /metrics, /metrics/detail, /health, /healthz, /readyz and the landing
+// page until its context ends, then shuts down within a grace. The
+// command (cmd/nic_exporter) only dispatches the subcommands, sets up
+// logging and signals, and calls Run.
 package daemon
 
 import (

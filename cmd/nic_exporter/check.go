@@ -13,6 +13,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"go.uber.org/zap"
 
+	"github.com/nic-exporter/nic_exporter/daemon"
 	"github.com/nic-exporter/nic_exporter/internal/logging"
 	"github.com/nic-exporter/nic_exporter/nodehealth"
 	"github.com/nic-exporter/nic_exporter/nodehealth/slurm"
@@ -70,7 +71,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		minDrained time.Duration
 		conditions []string
 	)
-	app.Flag("url", "Address of the local exporter, or its /health URL.").Default("http://127.0.0.1" + defaultAddress).StringVar(&rawURL)
+	app.Flag("url", "Address of the local exporter, or its /health URL.").Default("http://127.0.0.1" + daemon.DefaultAddress).StringVar(&rawURL)
 	app.Flag("format", "Output format: text, nhc or npd.").Default(nodehealth.FormatText).EnumVar(&format, nodehealth.Formats()...)
 	app.Flag("condition", "Judge only this node condition (repeatable), e.g. NICFirmwareFatal: one node-problem-detector rule per condition. Default: all.").StringsVar(&conditions)
 	app.Flag("timeout", "How long to wait for /health (and for each scontrol call).").Default("5s").DurationVar(&timeout)

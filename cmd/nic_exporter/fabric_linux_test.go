@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/nic-exporter/nic_exporter/daemon"
 	"github.com/nic-exporter/nic_exporter/internal/ibsimtest"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
@@ -15,9 +16,9 @@ import (
 func fabricArgs() []string {
 	args := []string{"--collector.fabric", "--collector.fabric.transport=ibsim", "--collector.fabric.interval=100ms",
 		"--collector.fabric.timeout=1s", "--collector.fabric.mad-timeout=200ms"}
-	for _, s := range collectorSpecs() {
-		if s.name != "fabric" {
-			args = append(args, "--no-collector."+s.name)
+	for _, name := range daemon.CollectorNames() {
+		if name != "fabric" {
+			args = append(args, "--no-collector."+name)
 		}
 	}
 	return args

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nic-exporter/nic_exporter/daemon"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 	"github.com/nic-exporter/nic_exporter/nodehealth"
 )
@@ -109,7 +110,7 @@ func TestHealthDemoFault(t *testing.T) {
 // TestHealthFlagsRefused checks the verdict's flags are validated.
 func TestHealthFlagsRefused(t *testing.T) {
 	for _, args := range [][]string{{"--health.interval=1ms"}, {"--health.clear-after=-1s"}} {
-		if _, err := parseFlags(append([]string{"--demo"}, args...), io.Discard); err == nil {
+		if _, err := daemon.ParseFlags(append([]string{"--demo"}, args...), io.Discard); err == nil {
 			t.Errorf("%v: accepted", args)
 		}
 	}

@@ -5,36 +5,19 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
-	"path"
 	"runtime/debug"
-	"slices"
-	"strconv"
-	"strings"
 	"syscall"
-	"time"
-	"unicode"
 
-	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/version"
-	"github.com/prometheus/exporter-toolkit/web"
-	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/daemon"
-	"github.com/nic-exporter/nic_exporter/internal/demo"
 	"github.com/nic-exporter/nic_exporter/internal/logging"
 )
-
-// defaultAddress is outside the exporter port range 9100-9999, which the
-// Prometheus default port allocations list had filled by 2023, and below
-// the Linux ephemeral port range.
-const defaultAddress = ":21180"
 
 func main() {
 	// Go's default GC target (100) lets the heap grow to twice the live
@@ -58,251 +41,13 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stderr))
 }
 
-// options are the parsed command-line flags.
-type options struct {
-	web            *web.FlagConfig
-	metricsPath    string
-	maxRequests    int
-	seriesBudget   int
-	readHeader     time.Duration
-	writeTimeout   time.Duration
-	idleTimeout    time.Duration
-	sysfs          string
-	sysfsSet       bool
-	procfs         string
-	procfsSet      bool
-	logLevel       string
-	logFormat      string
-	demo           bool
-	demoFaults     string
-	demoElapsed    time.Duration
-	demoStart      string
-	shutdownGrace  time.Duration
-	errLogInterval time.Duration
-	collectors     []*collectorFlags
-	extra          extraFlags
-	health         healthFlags
-}
-
-// healthFlags configure the node verdict (package nodehealth).
-type healthFlags struct {
-	interval   time.Duration
-	clearAfter time.Duration
-}
-
-func parseFlags(args []string, stderr io.Writer) (*options, error) {
-	app := kingpin.New("nic_exporter", "Prometheus exporter for the health of high-performance NICs: devlink health, ethtool, InfiniBand, PCIe and VMA statistics. `nic_exporter diagnose --help` describes the subcommand that reads support bundles instead, `nic_exporter check --help` the one that reads this daemon's node verdict for Slurm, NHC and node-problem-detector.")
-	app.UsageWriter(stderr)
-	app.ErrorWriter(stderr)
-	app.Version(version.Print("nic_exporter"))
-	app.HelpFlag.Short('h')
-	o := &options{}
-	o.web = kingpinflag.AddFlags(app, defaultAddress)
-	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
-	app.Flag("web.series-budget", "Per-host budget of series in the default scrape (collector series, not the exporter's own metrics); above it the exporter logs one warning naming the top contributors and sets nic_exporter_series_budget_exceeded to 1. 0 turns the check off. The default is sized from the large host of docs/benchmarks.md (Fleet cost).").Default(strconv.Itoa(defaultSeriesBudget)).IntVar(&o.seriesBudget)
-	app.Flag("web.max-requests", "Maximum number of scrapes prepared at once, of the metrics and detail endpoints together; more get HTTP 503. A scrape's slot is freed once its answer is prepared, before it is written, so clients that read slowly or never hold none. 0 means no limit.").Default("64").IntVar(&o.maxRequests)
-	app.Flag("web.read-header-timeout", "How long a client may take to send the headers of a request.").Default("10s").DurationVar(&o.readHeader)
-	app.Flag("web.write-timeout", "How long one answer may take to write; a scrape whose client reads slower loses the connection.").Default("1m").DurationVar(&o.writeTimeout)
-	app.Flag("web.idle-timeout", "How long an idle keep-alive connection stays open between requests.").Default("2m").DurationVar(&o.idleTimeout)
-	app.Flag("path.sysfs", "sysfs mount point; when given, it must be a directory with a class directory.").Default("/sys").IsSetByUser(&o.sysfsSet).StringVar(&o.sysfs)
-	app.Flag("path.procfs", "procfs mount point.").Default("/proc").IsSetByUser(&o.procfsSet).StringVar(&o.procfs)
-	app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").EnumVar(&o.logLevel, logging.Levels()...)
-	app.Flag("log.format", "Output format of log messages: logfmt or json (console is an alias of logfmt).").Default("logfmt").EnumVar(&o.logFormat, logging.Formats()...)
-	app.Flag("log.source-error-interval", "How often a repeated source error of the same file or object is logged again.").Default("10m").DurationVar(&o.errLogInterval)
-	app.Flag("web.shutdown-grace", "How long in-flight scrapes may take to finish after SIGTERM.").Default("10s").DurationVar(&o.shutdownGrace)
-	app.Flag("demo", "Run the real collectors against the embedded reference host instead of this machine.").BoolVar(&o.demo)
-	app.Flag("demo.faults", "Documented faults to schedule on the demo host, as name@start or name@start-end, comma-separated, e.g. pcie_degraded@4m,link_flap@2m-3m. Known: "+joinFaults()+".").StringVar(&o.demoFaults)
-	app.Flag("demo.elapsed", "Freeze the demo clock at this time after the start (reproducible output).").DurationVar(&o.demoElapsed)
-	app.Flag("demo.start", "Wall-clock time (RFC 3339, e.g. 2026-11-25T10:00:00Z) the demo clock counts from instead of the exporter's start, so a restarted demo exporter continues the same host: faults, counters and kernel log records as if it had run all along.").StringVar(&o.demoStart)
-	app.Flag("health.interval", "How often the node verdict (/health, nic_exporter_node_condition) is computed from the collectors' latest snapshots; it reads no device.").Default("5s").DurationVar(&o.health.interval)
-	app.Flag("health.clear-after", "How long a node condition must show no evidence before it is cleared (hysteresis; a condition is set as soon as its evidence holds for its alert's for:).").Default("5m").DurationVar(&o.health.clearAfter)
-	for _, spec := range collectorSpecs() {
-		o.collectors = append(o.collectors, spec.addFlags(app, &o.extra))
-	}
-	if _, err := app.Parse(args); err != nil {
-		return nil, err
-	}
-	if err := o.check(); err != nil {
-		return nil, err
-	}
-	return o, nil
-}
-
-// minInterval is the shortest poll interval a collector accepts. Every
-// poll reads all of a collector's sources and renders a new snapshot:
-// below this a typo (1ns, 1ms) would burn a core, and no NIC counter is
-// worth reading more often.
-const minInterval = 100 * time.Millisecond
-
-// minTimeout is the shortest poll timeout a collector accepts. No poll
-// of a real host's sources finishes reliably in less, so a shorter one
-// (a typo: 1ns, 1ms) would only keep the collector down.
-const minTimeout = 100 * time.Millisecond
-
-// check refuses flag values that parse but cannot work. Its errors are
-// reported like kingpin's, with exit status 2.
-func (o *options) check() error {
-	for _, cf := range o.collectors {
-		p := "--collector." + cf.spec.name
-		// A zero or negative interval would panic in time.NewTicker.
-		if cf.interval <= 0 {
-			return fmt.Errorf("%s.interval must be positive, got %s", p, cf.interval)
-		}
-		if cf.interval < minInterval {
-			return fmt.Errorf("%s.interval must be at least %s, got %s", p, minInterval, cf.interval)
-		}
-		// A zero timeout would fail every poll, and one of a few
-		// nanoseconds (a typo: 1ns, 1ms) too: the collector would stay
-		// down.
-		if cf.timeout <= 0 {
-			return fmt.Errorf("%s.timeout must be positive, got %s", p, cf.timeout)
-		}
-		if cf.timeout < minTimeout {
-			return fmt.Errorf("%s.timeout must be at least %s, got %s", p, minTimeout, cf.timeout)
-		}
-	}
-	// The phy collector would take a value of 0 or below for its default
-	// of 60 s, and one of a few nanoseconds for a read of every module's
-	// memory (an I2C transaction) at every poll.
-	if d := o.extra.phyModuleInterval; d <= 0 {
-		return fmt.Errorf("--collector.phy.module-interval must be positive, got %s", d)
-	} else if d < minInterval {
-		return fmt.Errorf("--collector.phy.module-interval must be at least %s, got %s", minInterval, d)
-	}
-	// The capture store would take 0 or below for its defaults.
-	if n := o.extra.devlinkCapture.MaxFiles; n <= 0 {
-		return fmt.Errorf("--collector.devlink.capture-max-files must be positive, got %d", n)
-	}
-	if n := o.extra.devlinkCapture.MaxBytes; n <= 0 {
-		return fmt.Errorf("--collector.devlink.capture-max-bytes must be positive, got %d", n)
-	}
-	if d := o.extra.fabricMADTimeout; d <= 0 {
-		return fmt.Errorf("--collector.fabric.mad-timeout must be positive, got %s", d)
-	}
-	if n := o.extra.fabricConcurrency; n <= 0 {
-		return fmt.Errorf("--collector.fabric.concurrency must be positive, got %d", n)
-	}
-	if n := o.extra.fabricSweepConcurrency; n <= 0 {
-		return fmt.Errorf("--collector.fabric.sweep-concurrency must be positive, got %d", n)
-	}
-	if d := o.extra.fabricRediscover; d <= 0 {
-		return fmt.Errorf("--collector.fabric.rediscover-interval must be positive, got %s", d)
-	}
-	// A reset interval of zero or below would reset a saturated port at
-	// every poll.
-	if d := o.extra.fabricResetInterval; d < time.Minute {
-		return fmt.Errorf("--collector.fabric.reset-interval must be at least 1m, got %s", d)
-	}
-	if o.seriesBudget < 0 {
-		return fmt.Errorf("--web.series-budget must not be negative (0 turns the check off), got %d", o.seriesBudget)
-	}
-	for _, d := range []struct {
-		flag string
-		v    time.Duration
-	}{
-		{"--web.read-header-timeout", o.readHeader},
-		{"--web.write-timeout", o.writeTimeout},
-		{"--web.idle-timeout", o.idleTimeout},
-		{"--web.shutdown-grace", o.shutdownGrace},
-	} {
-		if d.v <= 0 {
-			return fmt.Errorf("%s must be positive, got %s", d.flag, d.v)
-		}
-	}
-	if d := o.health.interval; d < minInterval {
-		return fmt.Errorf("--health.interval must be at least %s, got %s", minInterval, d)
-	}
-	if o.health.clearAfter < 0 {
-		return fmt.Errorf("--health.clear-after must not be negative, got %s", o.health.clearAfter)
-	}
-	if o.maxRequests < 0 {
-		return fmt.Errorf("--web.max-requests must not be negative (0 means no limit), got %d", o.maxRequests)
-	}
-	if (o.demoFaults != "" || o.demoElapsed != 0 || o.demoStart != "") && !o.demo {
-		return errors.New("--demo.faults, --demo.elapsed and --demo.start need --demo")
-	}
-	if o.demoStart != "" {
-		if o.demoElapsed != 0 {
-			return errors.New("--demo.start and --demo.elapsed exclude each other: a frozen clock has a fixed start")
-		}
-		if _, err := time.Parse(time.RFC3339Nano, o.demoStart); err != nil {
-			return fmt.Errorf("--demo.start: want an RFC 3339 time such as 2026-11-25T10:00:00Z: %w", err)
-		}
-	}
-	if p := *o.web.WebConfigFile; p != "" {
-		if err := checkWebConfig(p); err != nil {
-			return fmt.Errorf("--web.config.file: %w", err)
-		}
-	}
-	if !o.demo {
-		if err := o.checkPaths(); err != nil {
-			return err
-		}
-	}
-	return checkTelemetryPath(o.metricsPath)
-}
-
-// defaultSeriesBudget is the default of --web.series-budget. The large
-// host of docs/benchmarks.md ("Fleet cost": 16 ConnectX ports of 64
-// channels, 16 InfiniBand ports) has about 1,600 collector series in its
-// default scrape; the budget leaves half as much again for hosts with
-// more ports, VMA applications or log rules, and catches the default
-// scrape growing by an order of magnitude (per-queue detail, a
-// mis-configured filter) long before it costs a fleet that much.
-const defaultSeriesBudget = 2500
-
-// otherEndpoints are the paths the exporter serves besides the metrics.
-var otherEndpoints = []string{"/", "/healthz", "/readyz", "/health"}
-
-// checkTelemetryPath refuses a --web.telemetry-path that http.ServeMux
-// would reject with a panic, that no request could reach, or that would
-// hide another endpoint.
-func checkTelemetryPath(p string) error {
-	const flag = "--web.telemetry-path"
-	switch {
-	case p == "":
-		return fmt.Errorf("%s must not be empty", flag)
-	case !strings.HasPrefix(p, "/"):
-		return fmt.Errorf("%s %q must start with /", flag, p)
-	case strings.ContainsFunc(p, func(r rune) bool {
-		return unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune("{}?#", r)
-	}):
-		return fmt.Errorf("%s %q may not contain spaces, control characters or any of {}?#", flag, p)
-	case path.Clean(p) != p:
-		return fmt.Errorf("%s %q must be a clean path: no trailing slash, no //, . or .. segments", flag, p)
-	case slices.Contains(otherEndpoints, p):
-		return fmt.Errorf("%s %q is taken by another endpoint (/ is the landing page, /healthz and /readyz the probes, /health the node verdict)", flag, p)
-	}
-	// Whatever else ServeMux refuses, it refuses with a panic.
-	return func() (err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("%s %q: %v", flag, p, r)
-			}
-		}()
-		http.NewServeMux().Handle(p, http.NotFoundHandler())
-		return nil
-	}()
-}
-
-func joinFaults() string {
-	s := ""
-	for i, f := range demo.Faults() {
-		if i > 0 {
-			s += ", "
-		}
-		s += f
-	}
-	return s
-}
-
 func run(args []string, stderr io.Writer) int {
-	o, err := parseFlags(args, stderr)
+	o, err := daemon.ParseFlags(args, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "nic_exporter: %v\n", err)
 		return 2
 	}
-	log, err := logging.New(logging.Config{Level: o.logLevel, Format: o.logFormat}, stderr)
+	log, err := logging.New(o.LogConfig(), stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "nic_exporter: %v\n", err)
 		return 2
@@ -328,87 +73,11 @@ func run(args []string, stderr io.Writer) int {
 			}
 		}
 	}()
-	if err := serve(ctx, o, log); err != nil {
+	log.Info("starting nic_exporter", zap.String("version", version.Info()), zap.String("build", version.BuildContext()))
+	if err := daemon.Run(ctx, o, log); err != nil {
 		log.Error("nic_exporter stopped", zap.Error(err))
 		return 1
 	}
 	log.Info("nic_exporter stopped")
 	return 0
-}
-
-// serve builds the sources (this host, or the demo host started here)
-// and the enabled collectors, and runs them in the daemon until ctx
-// ends.
-func serve(ctx context.Context, o *options, log *zap.Logger) error {
-	log.Info("starting nic_exporter", zap.String("version", version.Info()), zap.String("build", version.BuildContext()))
-	cfg := o.daemonConfig()
-	// closers are closed by the daemon after the polls stop, or here if
-	// a collector cannot be built: collectors that hold a resource
-	// across polls (the fabric collector's MAD clients), then the demo
-	// host's directory.
-	var closers []io.Closer
-	var host *demo.Host
-	var src *Sources
-	if o.demo {
-		var start time.Time
-		if o.demoStart != "" {
-			start, _ = time.Parse(time.RFC3339Nano, o.demoStart) // checked in check
-		}
-		var err error
-		host, err = demo.New(demo.Config{Faults: o.demoFaults, Elapsed: o.demoElapsed, Start: start}, log.Named("demo"))
-		if err != nil {
-			return err
-		}
-		cfg.Background = append(cfg.Background, host.Run)
-		src = demoSources(host, o)
-		log.Info("running on the embedded demo host", zap.String("sysfs", src.SysfsPath), zap.String("faults", o.demoFaults))
-	} else {
-		src = hostSources(o)
-	}
-	closeAll := func() {
-		for _, c := range closers {
-			_ = c.Close()
-		}
-		if host != nil {
-			_ = host.Close()
-		}
-	}
-	for _, cf := range o.collectors {
-		if !cf.enabled {
-			log.Info("collector disabled", zap.String("collector", cf.spec.name))
-			continue
-		}
-		c, err := cf.build(&o.extra, src, log.Named(cf.spec.name))
-		if err != nil {
-			closeAll()
-			return fmt.Errorf("collector %s: %w", cf.spec.name, err)
-		}
-		if cl, ok := c.(io.Closer); ok {
-			closers = append(closers, cl)
-		}
-		cfg.Jobs = append(cfg.Jobs, daemon.Job{Collector: c, Interval: cf.interval, Timeout: cf.timeout})
-	}
-	cfg.Closers = closers
-	if host != nil {
-		cfg.Closers = append(cfg.Closers, host)
-	}
-	return daemon.Serve(ctx, cfg, log)
-}
-
-// daemonConfig returns the daemon's configuration from the flags, without
-// the collectors.
-func (o *options) daemonConfig() daemon.Config {
-	return daemon.Config{
-		Web:               o.web,
-		MetricsPath:       o.metricsPath,
-		MaxRequests:       o.maxRequests,
-		SeriesBudget:      o.seriesBudget,
-		ReadHeaderTimeout: o.readHeader,
-		WriteTimeout:      o.writeTimeout,
-		IdleTimeout:       o.idleTimeout,
-		ShutdownGrace:     o.shutdownGrace,
-		ErrorLogInterval:  o.errLogInterval,
-		HealthInterval:    o.health.interval,
-		HealthClearAfter:  o.health.clearAfter,
-	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/daemon"
 	"github.com/nic-exporter/nic_exporter/internal/demo"
 )
 
@@ -132,7 +133,7 @@ func TestDemoCountersMonotonic(t *testing.T) {
 }
 
 func checkMonotonic(t *testing.T, faults string, end, step time.Duration) {
-	o, err := parseFlags([]string{"--demo", "--demo.faults=" + faults}, io.Discard)
+	o, err := daemon.ParseFlags([]string{"--demo", "--demo.faults=" + faults}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,17 +155,18 @@ func checkMonotonic(t *testing.T, faults string, end, step time.Duration) {
 		t.Fatal(err)
 	}
 	defer host.Close()
-	src := demoSources(host, o)
+	jobs, closers, err := o.Jobs(daemon.DemoSources(host, o), zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
 	var cs []collector.Collector
-	for _, cf := range o.collectors {
-		if !cf.enabled {
-			continue
-		}
-		c, err := cf.build(&o.extra, src, zap.NewNop())
-		if err != nil {
-			t.Fatalf("collector %s: %v", cf.spec.name, err)
-		}
-		cs = append(cs, c)
+	for _, j := range jobs {
+		cs = append(cs, j.Collector)
 	}
 	w := &counterWatch{last: make(map[string]float64)}
 	errs := collector.NewSourceErrors(zap.NewNop(), time.Hour)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nic-exporter/nic_exporter/daemon"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
@@ -57,7 +58,7 @@ func TestExplicitPathsChecked(t *testing.T) {
 		{[]string{"--demo", "--collector.kmsg.path=" + missing}, ""},
 	}
 	for _, tt := range tests {
-		_, err := parseFlags(tt.args, io.Discard)
+		_, err := daemon.ParseFlags(tt.args, io.Discard)
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("%v: %v, want accepted", tt.args, err)
@@ -93,7 +94,7 @@ func TestWebConfigFileChecked(t *testing.T) {
 	certZero := write("certzero.yml", "tls_server_config:\n  cert_file: /dev/zero\n  key_file: key.pem\n")
 	keyFIFO := write("keyfifo.yml", "tls_server_config:\n  cert_file: cert.pem\n  key_file: fifo.yml\n")
 	caDir := write("cadir.yml", "tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: "+dir+"\n")
-	huge := write("huge.yml", "# "+strings.Repeat("x", maxWebConfigSize)+"\n")
+	huge := write("huge.yml", "# "+strings.Repeat("x", daemon.MaxWebConfigSize)+"\n")
 	bad := write("bad.yml", "basic_auth_users: [\n")
 	tests := []struct {
 		file string
@@ -114,7 +115,7 @@ func TestWebConfigFileChecked(t *testing.T) {
 	for _, tt := range tests {
 		done := make(chan error, 1)
 		go func() {
-			_, err := parseFlags([]string{"--demo", "--web.config.file=" + tt.file}, io.Discard)
+			_, err := daemon.ParseFlags([]string{"--demo", "--web.config.file=" + tt.file}, io.Discard)
 			done <- err
 		}()
 		var err error

@@ -36,12 +36,12 @@ func (b blockingSource) Snapshot() *exposition.Snapshot {
 // used to have its own, so the exporter served twice the flag at once.
 func TestMaxRequestsSharedByEndpoints(t *testing.T) {
 	const limit = 2
-	o, err := parseFlags([]string{"--demo", "--web.max-requests=2"}, io.Discard)
+	o, err := daemon.ParseFlags([]string{"--demo", "--web.max-requests=2"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	src := blockingSource{entered: make(chan struct{}), release: make(chan struct{})}
-	metrics, detail := daemon.ScrapeHandlers([]scrape.Source{src}, o.daemonConfig(), prometheus.NewRegistry(), zap.NewNop())
+	metrics, detail := daemon.ScrapeHandlers([]scrape.Source{src}, o.ServeConfig(), prometheus.NewRegistry(), zap.NewNop())
 	var wg sync.WaitGroup
 	t.Cleanup(wg.Wait)
 	released := false

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nic-exporter/nic_exporter/daemon"
 	"github.com/nic-exporter/nic_exporter/internal/demo"
 )
 
@@ -30,8 +31,8 @@ func TestDemoSoak(t *testing.T) {
 		faults = append(faults, fmt.Sprintf("%s@%s-%s,%s@%s", f, start, start+12*time.Second, f, start+20*time.Second))
 	}
 	args := []string{"--demo", "--demo.faults=" + strings.Join(faults, ",")}
-	for _, cf := range collectorSpecs() {
-		args = append(args, "--collector."+cf.name+".interval=250ms", "--collector."+cf.name+".timeout=200ms")
+	for _, name := range daemon.CollectorNames() {
+		args = append(args, "--collector."+name+".interval=250ms", "--collector."+name+".timeout=200ms")
 	}
 	e := startServing(t, args...)
 	client := &http.Client{Timeout: 10 * time.Second}

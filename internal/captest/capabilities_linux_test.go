@@ -359,7 +359,7 @@ func runExporter(t *testing.T, caps []uintptr, cgroupFD, port, vmaPid int, captu
 
 	// The exporter's nine collectors on by default: netdev, ethtool,
 	// infiniband, devlink, vma, xlio, kmsg, applog, phy
-	// (cmd/nic_exporter/collectors.go; fabric is off by default). Until
+	// (daemon/collectors.go; fabric is off by default). Until
 	// each has polled once it has no collector_up series.
 	enabled := 9
 	for _, a := range args {

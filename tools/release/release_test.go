@@ -433,13 +433,13 @@ func tarballBinary(t *testing.T, arch string) string {
 // TestImagePortIsDefault keeps the image's exposed port the exporter's
 // default listen port.
 func TestImagePortIsDefault(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join(release.cfg.Root, "cmd/nic_exporter/main.go"))
+	src, err := os.ReadFile(filepath.Join(release.cfg.Root, "daemon/flags.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`defaultAddress\s*=\s*":(\d+)"`).FindSubmatch(src)
+	m := regexp.MustCompile(`DefaultAddress\s*=\s*":(\d+)"`).FindSubmatch(src)
 	if m == nil {
-		t.Fatal("no defaultAddress in cmd/nic_exporter/main.go")
+		t.Fatal("no DefaultAddress in daemon/flags.go")
 	}
 	if want := string(m[1]) + "/tcp"; imagePort != want {
 		t.Errorf("image exposes %s, the exporter listens on %s", imagePort, want)

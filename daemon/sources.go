@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"fmt"
@@ -82,7 +82,7 @@ type Sources struct {
 }
 
 // hostSources returns this host's sources, as the flags name them.
-func hostSources(o *options) *Sources {
+func hostSources(o *Options) *Sources {
 	x := &o.extra
 	return &Sources{
 		SysfsPath: o.sysfs,
@@ -122,8 +122,8 @@ func hostSources(o *options) *Sources {
 	}
 }
 
-// demoSources returns the demo host's replacements for every source.
-func demoSources(h *demo.Host, o *options) *Sources {
+// DemoSources returns the demo host's replacements for every source.
+func DemoSources(h *demo.Host, o *Options) *Sources {
 	dl := h.Devlink()
 	return &Sources{
 		SysfsPath:    h.SysfsPath(), // includes /sys/class/infiniband

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ import (
 // /dev/kmsg, /sys) are not checked: where they are absent there is nothing to
 // collect. Only the paths of enabled collectors are checked. Nothing is
 // opened: a FIFO given as a path must not block the startup.
-func (o *options) checkPaths() error {
+func (o *Options) checkPaths() error {
 	enabled := make(map[string]bool)
 	for _, cf := range o.collectors {
 		enabled[cf.spec.name] = cf.enabled
@@ -128,7 +128,7 @@ func checkGlobDir(glob string) error {
 
 // checkWebConfig refuses a --web.config.file that exporter-toolkit could
 // not serve with: one that is no regular file or larger than
-// maxWebConfigSize, names a certificate, key or client CA file that is
+// MaxWebConfigSize, names a certificate, key or client CA file that is
 // no regular file or too large, or does not validate. The toolkit reads
 // the file whole with os.ReadFile at startup, at every request and at
 // every TLS handshake (and the files it names at every handshake): a
@@ -137,7 +137,7 @@ func checkGlobDir(glob string) error {
 // cover a file replaced after the startup; the toolkit's reads are its
 // own.
 func checkWebConfig(path string) error {
-	data, err := safefile.ReadRegular(path, maxWebConfigSize)
+	data, err := safefile.ReadRegular(path, MaxWebConfigSize)
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func checkWebConfig(path string) error {
 		if f.path == "" {
 			continue
 		}
-		if _, err := safefile.ReadRegular(f.path, maxWebConfigSize); err != nil {
+		if _, err := safefile.ReadRegular(f.path, MaxWebConfigSize); err != nil {
 			return fmt.Errorf("tls_server_config.%s: %w", f.key, err)
 		}
 	}
@@ -167,8 +167,8 @@ func checkWebConfig(path string) error {
 	return nil
 }
 
-// maxWebConfigSize is the largest --web.config.file, and the largest
+// MaxWebConfigSize is the largest --web.config.file, and the largest
 // certificate, key or client CA file it names, that the exporter
 // accepts: 1 MiB, far more than any such file, small enough that a wrong
 // path (/dev/zero, a log file) fails at once.
-const maxWebConfigSize = 1 << 20
+const MaxWebConfigSize = 1 << 20
