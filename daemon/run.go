@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/nic-exporter/nic_exporter/internal/demo"
+	"github.com/nic-exporter/nic_exporter/demo"
 	"go.uber.org/zap"
 )
 

@@ -335,7 +335,7 @@ var quietAlerts = map[string]string{
 	"NICKernelLogRDMAErrors":                "no demo fault logs RDMA asynchronous errors",
 	"NICKernelLogIOMMUFault":                "no demo fault logs an IOMMU fault",
 	"NICTransceiverTemperatureHigh":         "no demo fault heats the module (optic_degrading dims a receiver)",
-	// The demo's far end (internal/demo FabricPort) has the faults
+	// The demo's far end (demo FabricPort) has the faults
 	// fabric_symbol_errors and fabric_congestion; collector/fabric's ibsim
 	// tests inject the others into a simulated fabric.
 	"NICFabricRemoteLinkErrorRecovery": "no demo fault makes the far-end switch port retrain",

@@ -8,7 +8,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"go.uber.org/zap"
 
-	"github.com/nic-exporter/nic_exporter/internal/diagnose"
+	"github.com/nic-exporter/nic_exporter/diagnose"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
 )
 

@@ -8,9 +8,9 @@ import (
 )
 
 // TestDiagnoseSubcommand runs `nic_exporter diagnose` over the fixture
-// bundles of internal/diagnose and checks the exit statuses and help.
+// bundles of diagnose and checks the exit statuses and help.
 func TestDiagnoseSubcommand(t *testing.T) {
-	bundles := filepath.Join("..", "..", "internal", "diagnose", "testdata", "bundles")
+	bundles := filepath.Join("..", "..", "diagnose", "testdata", "bundles")
 	tests := []struct {
 		args []string
 		code int

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/nic-exporter/nic_exporter/daemon"
-	"github.com/nic-exporter/nic_exporter/internal/demo"
+	"github.com/nic-exporter/nic_exporter/demo"
 )
 
 // soakFor is how long TestDemoSoak scrapes: with the start and the end,

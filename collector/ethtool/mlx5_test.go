@@ -332,7 +332,7 @@ func TestMlx5DumpsUseDriverNames(t *testing.T) {
 	}
 	for _, path := range []string{
 		filepath.Join("testdata", "mlx5.txt"),
-		filepath.Join("..", "..", "internal", "demo", "ethtool_mlx5.txt"),
+		filepath.Join("..", "..", "demo", "ethtool_mlx5.txt"),
 	} {
 		names := dumpStatNames(t, path)
 		if len(names) == 0 {

@@ -19,7 +19,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector/collectortest"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/collector/infiniband"
-	"github.com/nic-exporter/nic_exporter/internal/demo"
+	"github.com/nic-exporter/nic_exporter/demo"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

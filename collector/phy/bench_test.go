@@ -10,7 +10,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/collector/phy"
-	"github.com/nic-exporter/nic_exporter/internal/demo"
+	"github.com/nic-exporter/nic_exporter/demo"
 )
 
 // benchPoll polls c b.N times into one reused builder, as the Runner does.

@@ -387,7 +387,7 @@ func TestOpenMetricsPromtool(t *testing.T) {
 // deploy/prometheus/alerts.yml: names, severities, runbook URLs and the
 // kernel log events each nic-logs alert selects.
 func TestAlertsMatchRules(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "prometheus", "alerts.yml"))
+	data, err := os.ReadFile(filepath.Join("..", "deploy", "prometheus", "alerts.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func bundleOf(t *testing.T, files map[string]string) *Bundle {
 // findings name exactly the kernel log events the kmsg collector counts.
 func TestCorpusAgreesWithCollectors(t *testing.T) {
 	e := rules(t)
-	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "realworld", "ethtool", "*.txt"))
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "realworld", "ethtool", "*.txt"))
 	if len(files) < 10 {
 		t.Fatalf("only %d ethtool corpus files", len(files))
 	}
@@ -105,7 +105,7 @@ func TestCorpusAgreesWithCollectors(t *testing.T) {
 	}
 
 	// Kernel log: every corpus line, with the prefixes it was printed with.
-	tsv, err := os.ReadFile(filepath.Join("..", "..", "testdata", "realworld", "kmsg", "kmsg_lines.tsv"))
+	tsv, err := os.ReadFile(filepath.Join("..", "testdata", "realworld", "kmsg", "kmsg_lines.tsv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestCorpusAgreesWithCollectors(t *testing.T) {
 // interfaces of different drivers become two devices.
 func TestSeveralInterfaces(t *testing.T) {
 	read := func(p string) string {
-		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "realworld", "ethtool", p))
+		b, err := os.ReadFile(filepath.Join("..", "testdata", "realworld", "ethtool", p))
 		if err != nil {
 			t.Fatal(err)
 		}

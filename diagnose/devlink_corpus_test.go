@@ -25,7 +25,7 @@ var stateLine = regexp.MustCompile(`^\s+state (\S+) error (\d+) recover (\d+)`)
 // (`devlink health diagnose`, `devlink dev info`) are not formats diagnose
 // reads for findings and must yield none.
 func TestRealWorldDevlinkHealth(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "realworld", "devlink", "*.txt"))
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "realworld", "devlink", "*.txt"))
 	if err != nil || len(files) < 6 {
 		t.Fatalf("devlink corpus: %d files, %v", len(files), err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector/ethtool"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/collector/phy"
-	"github.com/nic-exporter/nic_exporter/internal/demo"
+	"github.com/nic-exporter/nic_exporter/demo"
 )
 
 // phyScraper polls the real phy and ethtool collectors over a demo host
