@@ -354,95 +354,130 @@ func (e *Collector) readStats(st *ethIface, n int) (ok bool, err error) {
 func (e *Collector) replan(st *ethIface, names []string) {
 	st.names = names
 	st.vals = make([]uint64, len(names))
-	plan := &ethPlan{}
-	used := make(map[string]bool, len(names))
-	groups := make(map[*exposition.Desc]*sumGroup)
-	summed := e.cfg.QueueMode == QueueSum
+	pl := &planner{e: e, st: st, plan: &ethPlan{}, used: make(map[string]bool, len(names)),
+		groups: make(map[*exposition.Desc]*sumGroup), summed: e.cfg.QueueMode == QueueSum}
 	for i, raw := range names {
-		if !e.cfg.StatFilter.Match(raw) {
-			continue
-		}
-		n, ok := parseStatName(raw)
-		if !ok {
-			plan.skipped[0]++
-			continue
-		}
-		if n.kind == statQueue && e.cfg.QueueMode == QueueDrop {
-			continue
-		}
-		labels := []string{"device"}
-		values := []string{st.name}
-		if n.kind != statDevice && !(n.kind == statQueue && summed) {
-			labels = append(labels, n.kind.label())
-			values = append(values, n.index)
-			if n.tc != "" {
-				labels = append(labels, "tc")
-				values = append(values, n.tc)
-			}
-		}
-		name := "nic_ethtool_" + n.kind.prefix() + n.base
-		typ := exposition.Counter
-		if n.kind == statDevice && ethtoolGauges[n.base] {
-			typ = exposition.Gauge
-		}
-		desc, reason := e.desc(name, typ, helpFor(n, summed), labels, false)
-		if desc == nil {
-			plan.skipped[reason]++
-			continue
-		}
-		if n.kind == statQueue && summed {
-			// The queue's own counter, from the same read, is a detail
-			// series: /metrics/detail serves it, /metrics does not.
-			pq, reason := e.desc(perQueuePrefix+n.base, typ, helpFor(n, false)+perQueueDetailHelp, []string{"device", n.kind.label()}, true)
-			if pq == nil {
-				plan.skipped[reason]++
-			} else if pqKey := pq.Name() + "\xff" + n.index; !used[pqKey] {
-				used[pqKey] = true
-				plan.detail = append(plan.detail, ethSeries{idx: i, desc: pq, labels: []string{st.name, n.index}})
-			}
-			if used[desc.Name()+"\xff"] {
-				// A device statistic already has the sum's name.
-				plan.skipped[1]++
-				continue
-			}
-			g := groups[desc]
-			if g == nil {
-				g = &sumGroup{desc: desc, device: st.name}
-				groups[desc] = g
-				plan.groups = append(plan.groups, g)
-			}
-			key := n.index
-			if n.tc != "" {
-				// Each class's send queue of a channel is its own member.
-				key += "/" + n.tc
-			}
-			if used[desc.Name()+"\xff"+key] {
-				plan.skipped[1]++
-				continue
-			}
-			used[desc.Name()+"\xff"+key] = true
-			g.idx = append(g.idx, i)
-			g.queues = append(g.queues, key)
-			continue
-		}
-		key := desc.Name() + "\xff" + strings.Join(values[1:], "\xff")
-		if used[key] || groups[desc] != nil { // a sum over queues has the name
-			plan.skipped[1]++
-			continue
-		}
-		used[key] = true
-		plan.series = append(plan.series, ethSeries{idx: i, desc: desc, labels: values})
+		pl.add(i, raw)
 	}
-	// Carry the sums over: a queue that is still there keeps its last
-	// value; one that went away becomes a ghost; a ghost whose queue is
-	// back becomes a member again with its last value.
-	next := make(map[string]*sumGroup, len(plan.groups))
-	for _, g := range plan.groups {
+	// A family that vanished entirely keeps nothing: it is no longer
+	// exported, so there is no series to keep monotonic.
+	st.sums = carrySums(pl.plan.groups, st.sums)
+	st.plan = pl.plan
+}
+
+// planner builds the plan of one interface's statistics names.
+type planner struct {
+	e    *Collector
+	st   *ethIface
+	plan *ethPlan
+	// used holds the series (family and label values) already planned;
+	// a second statistic with the same series is skipped.
+	used   map[string]bool
+	groups map[*exposition.Desc]*sumGroup
+	summed bool // QueueSum mode
+}
+
+// add plans the statistic at index i, named raw: a series of its own,
+// or, in QueueSum mode, a member of its family's sum over queues and a
+// detail series; or nothing, counted in plan.skipped with the reason.
+func (pl *planner) add(i int, raw string) {
+	e, plan := pl.e, pl.plan
+	if !e.cfg.StatFilter.Match(raw) {
+		return
+	}
+	n, ok := parseStatName(raw)
+	if !ok {
+		plan.skipped[0]++
+		return
+	}
+	if n.kind == statQueue && e.cfg.QueueMode == QueueDrop {
+		return
+	}
+	labels := []string{"device"}
+	values := []string{pl.st.name}
+	if n.kind != statDevice && !(n.kind == statQueue && pl.summed) {
+		labels = append(labels, n.kind.label())
+		values = append(values, n.index)
+		if n.tc != "" {
+			labels = append(labels, "tc")
+			values = append(values, n.tc)
+		}
+	}
+	name := "nic_ethtool_" + n.kind.prefix() + n.base
+	typ := exposition.Counter
+	if n.kind == statDevice && ethtoolGauges[n.base] {
+		typ = exposition.Gauge
+	}
+	desc, reason := e.desc(name, typ, helpFor(n, pl.summed), labels, false)
+	if desc == nil {
+		plan.skipped[reason]++
+		return
+	}
+	if n.kind == statQueue && pl.summed {
+		pl.addQueueMember(i, n, desc, typ)
+		return
+	}
+	key := desc.Name() + "\xff" + strings.Join(values[1:], "\xff")
+	if pl.used[key] || pl.groups[desc] != nil { // a sum over queues has the name
+		plan.skipped[1]++
+		return
+	}
+	pl.used[key] = true
+	plan.series = append(plan.series, ethSeries{idx: i, desc: desc, labels: values})
+}
+
+// addQueueMember plans a per-queue statistic in QueueSum mode: the
+// queue's own counter as a detail series, and the queue as a member of
+// the sum of desc.
+func (pl *planner) addQueueMember(i int, n statName, desc *exposition.Desc, typ exposition.Type) {
+	plan, st := pl.plan, pl.st
+	// The queue's own counter, from the same read, is a detail
+	// series: /metrics/detail serves it, /metrics does not.
+	pq, reason := pl.e.desc(perQueuePrefix+n.base, typ, helpFor(n, false)+perQueueDetailHelp, []string{"device", n.kind.label()}, true)
+	if pq == nil {
+		plan.skipped[reason]++
+	} else if pqKey := pq.Name() + "\xff" + n.index; !pl.used[pqKey] {
+		pl.used[pqKey] = true
+		plan.detail = append(plan.detail, ethSeries{idx: i, desc: pq, labels: []string{st.name, n.index}})
+	}
+	if pl.used[desc.Name()+"\xff"] {
+		// A device statistic already has the sum's name.
+		plan.skipped[1]++
+		return
+	}
+	g := pl.groups[desc]
+	if g == nil {
+		g = &sumGroup{desc: desc, device: st.name}
+		pl.groups[desc] = g
+		plan.groups = append(plan.groups, g)
+	}
+	key := n.index
+	if n.tc != "" {
+		// Each class's send queue of a channel is its own member.
+		key += "/" + n.tc
+	}
+	if pl.used[desc.Name()+"\xff"+key] {
+		plan.skipped[1]++
+		return
+	}
+	pl.used[desc.Name()+"\xff"+key] = true
+	g.idx = append(g.idx, i)
+	g.queues = append(g.queues, key)
+}
+
+// carrySums carries the sums of the last plan (old, by family name) over
+// to the groups of the new one and returns them by family name: a queue
+// that is still there keeps its last value; one that went away becomes a
+// ghost; a ghost whose queue is back becomes a member again with its
+// last value.
+func carrySums(groups []*sumGroup, old map[string]*sumGroup) map[string]*sumGroup {
+	next := make(map[string]*sumGroup, len(groups))
+	for _, g := range groups {
 		g.last = make([]uint64, len(g.idx))
 		g.primed = make([]bool, len(g.idx))
 		g.ghosts = make(map[string]uint64)
-		if old := st.sums[g.desc.Name()]; old != nil {
-			g.retired = old.retired
+		if o := old[g.desc.Name()]; o != nil {
+			g.retired = o.retired
 			pos := make(map[string]int, len(g.queues))
 			for j, q := range g.queues {
 				pos[q] = j
@@ -455,21 +490,18 @@ func (e *Collector) replan(st *ethIface, names []string) {
 					g.ghostly += v
 				}
 			}
-			for j, q := range old.queues {
-				if old.primed[j] {
-					carry(q, old.last[j])
+			for j, q := range o.queues {
+				if o.primed[j] {
+					carry(q, o.last[j])
 				}
 			}
-			for q, v := range old.ghosts {
+			for q, v := range o.ghosts {
 				carry(q, v)
 			}
 		}
 		next[g.desc.Name()] = g
 	}
-	// A family that vanished entirely keeps nothing: it is no longer
-	// exported, so there is no series to keep monotonic.
-	st.sums = next
-	st.plan = plan
+	return next
 }
 
 // perQueuePrefix names the detail families of per-queue statistics in
