@@ -123,6 +123,36 @@ type Status struct {
 	LastError string
 }
 
+// State is a collector's state in one word, as the landing page, the
+// startup log and /readyz name it.
+type State string
+
+// The states, in the order State tests them: a collector that has not
+// polled yet is waiting whatever else holds; one with a stuck poll is
+// stuck even if its last completed poll failed.
+const (
+	StateWaiting State = "waiting" // no poll has completed yet
+	StateStuck   State = "stuck"   // a poll is past its timeout and has not returned
+	StateDown    State = "down"    // the last poll failed
+	StateAbsent  State = "absent"  // the source does not exist on this host
+	StateUp      State = "up"
+)
+
+// State returns the collector's state.
+func (s Status) State() State {
+	switch {
+	case !s.PollingComplete:
+		return StateWaiting
+	case s.Stuck > 0:
+		return StateStuck
+	case !s.Up:
+		return StateDown
+	case s.Absent:
+		return StateAbsent
+	}
+	return StateUp
+}
+
 // Status returns the collector's current state.
 func (r *Runner) Status() Status {
 	s := r.snap.Load()

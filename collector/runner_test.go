@@ -541,3 +541,23 @@ func TestSourceErrorsManyFailingSources(t *testing.T) {
 		t.Errorf("summary: unlogged = %v, want %v", got, want)
 	}
 }
+
+// TestStatusState checks the precedence of Status.State.
+func TestStatusState(t *testing.T) {
+	for _, tt := range []struct {
+		s    Status
+		want State
+	}{
+		{Status{}, StateWaiting},
+		{Status{Stuck: 1, Up: false}, StateWaiting},
+		{Status{PollingComplete: true, Stuck: 1}, StateStuck},
+		{Status{PollingComplete: true, Stuck: 2, Up: true}, StateStuck},
+		{Status{PollingComplete: true}, StateDown},
+		{Status{PollingComplete: true, Up: true, Absent: true}, StateAbsent},
+		{Status{PollingComplete: true, Up: true}, StateUp},
+	} {
+		if got := tt.s.State(); got != tt.want {
+			t.Errorf("%+v: State() = %s, want %s", tt.s, got, tt.want)
+		}
+	}
+}

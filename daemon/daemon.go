@@ -263,10 +263,12 @@ func readiness(runners []*collector.Runner) scrape.Readiness {
 	var st scrape.Readiness
 	for _, r := range runners {
 		s := r.Status()
-		if !s.PollingComplete {
+		if s.State() == collector.StateWaiting {
 			st.Waiting = append(st.Waiting, s.Name)
 			continue
 		}
+		// Stuck and down are both reported: a stuck collector's last
+		// completed poll may have failed too.
 		if s.Stuck > 0 {
 			st.Stuck = append(st.Stuck, s.Name)
 		}

@@ -78,22 +78,24 @@ func (p *statusPage) rows() []statusRow {
 	var out []statusRow
 	for _, s := range p.statuses() {
 		r := statusRow{Name: s.Name, Devices: s.Devices, Series: s.Series, Polls: s.Polls, Failures: s.Failures, LastSuccess: "never", LastDuration: "-"}
-		switch {
-		case !s.PollingComplete:
-			r.State, r.StateClass = "waiting for the first poll", "waiting"
-		case s.Stuck > 0:
-			r.State, r.StateClass = fmt.Sprintf("stuck (%d polls past their timeout)", s.Stuck), "stuck"
-		case !s.Up:
-			r.State, r.StateClass = "down (last poll failed)", "down"
-		case s.Absent:
-			r.State, r.StateClass = "source absent on this host", "absent"
+		state := s.State()
+		r.StateClass = string(state)
+		switch state {
+		case collector.StateWaiting:
+			r.State = "waiting for the first poll"
+		case collector.StateStuck:
+			r.State = fmt.Sprintf("stuck (%d polls past their timeout)", s.Stuck)
+		case collector.StateDown:
+			r.State = "down (last poll failed)"
+		case collector.StateAbsent:
+			r.State = "source absent on this host"
 		default:
-			r.State, r.StateClass = "up", "up"
+			r.State = "up"
 		}
 		if !s.LastSuccess.IsZero() {
 			r.LastSuccess = fmt.Sprintf("%s (%s ago)", s.LastSuccess.UTC().Format(time.RFC3339), now.Sub(s.LastSuccess).Round(time.Second))
 		}
-		if s.PollingComplete {
+		if state != collector.StateWaiting {
 			r.LastDuration = s.LastDuration.Round(time.Microsecond).String()
 		}
 		var errs []string

@@ -29,7 +29,8 @@ func logCollecting(ctx context.Context, statuses func() []collector.Status, log 
 			if logged[s.Name] {
 				continue
 			}
-			if !s.PollingComplete {
+			state := s.State()
+			if state == collector.StateWaiting {
 				all = false
 				continue
 			}
@@ -37,7 +38,7 @@ func logCollecting(ctx context.Context, statuses func() []collector.Status, log 
 			switch {
 			case !s.Up:
 				log.Warn("collector's first poll failed; it keeps polling", zap.String("collector", s.Name), zap.Duration("took", s.LastDuration))
-			case !s.Absent:
+			case state != collector.StateAbsent:
 				log.Info("collecting", zap.String("collector", s.Name), zap.Int("devices", s.Devices), zap.Int("series", s.Series), zap.Duration("first_poll", s.LastDuration))
 			}
 		}
