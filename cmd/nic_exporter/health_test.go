@@ -74,9 +74,14 @@ func fwFatal(v *nodehealth.Verdict) *nodehealth.Condition {
 // healthy for --health.clear-after, then clears it. The times checked are
 // the exporter's own (the condition's transition against the end of its
 // last evidence), never the test's wall clock.
+//
+// The fault lasts 14 s of demo time. The verdict is computed only once
+// every collector has polled (/readyz), so a short fault can end before
+// it: with a 3 s fault, a run beside a CI run (load average 25) never saw
+// the condition set within the hang guard.
 func TestHealthDemoFault(t *testing.T) {
 	const hold = 3 * time.Second
-	e := start(t, "--demo", "--demo.faults=fw_fatal@1s-4s", "--collector.devlink.interval=500ms", "--health.interval=200ms", "--health.clear-after="+hold.String())
+	e := start(t, "--demo", "--demo.faults=fw_fatal@1s-15s", "--collector.devlink.interval=500ms", "--health.interval=200ms", "--health.clear-after="+hold.String())
 	set := e.waitVerdict(t, "NICFirmwareFatal set", func(v *nodehealth.Verdict) bool { return fwFatal(v).Status == nodehealth.StatusTrue })
 	c := fwFatal(set)
 	if set.Status != nodehealth.VerdictUnhealthy || c.Reason != "FirmwareFatalError" ||

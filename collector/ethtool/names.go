@@ -418,8 +418,11 @@ var ethtoolHelp = map[string]string{
 	"tx_queue_dropped":               "Packets the send queues dropped (mlx5).",
 	"rx_buff_alloc_err":              "Receive buffer allocation failures (mlx5).",
 	"peer_ifindex":                   "Interface index of the other end of the veth pair; a level, not a count.",
-	"ena_srd_mode":                   "ENA Scalable Reliable Datagram mode: 0 off, 1 on for transmit, 2 on for receive, 3 both; a level.",
-	"ena_srd_resource_utilization":   "ENA Scalable Reliable Datagram resources in use, percent; a level.",
+	"ena_srd_mode":                   "ENA Express configuration of the interface, a bitmap (ena_admin_ena_srd_flags): 1 ENA Express (SRD) enabled, 2 UDP sent over SRD too, 4 UDP receive ordering bypassed; 0 off. A level (AWS ENA, driver 2.8+).",
+	"ena_srd_resource_utilization":   "Percentage of the maximum memory for concurrent ENA Express (SRD) connections that the instance uses; a level (AWS ENA, driver 2.8+).",
+	"ena_srd_tx_pkts":                "Packets sent over ENA Express (SRD) (AWS ENA, driver 2.8+).",
+	"ena_srd_eligible_tx_pkts":       "Packets sent that were eligible for ENA Express (SRD): both instances support and enable it, same Availability Zone, no middlebox. An eligible packet can still fall back to standard ENA (over the SRD MTU, for example) and is counted here all the same (AWS ENA, driver 2.8+).",
+	"ena_srd_rx_pkts":                "Packets received over ENA Express (SRD) (AWS ENA, driver 2.8+).",
 	// Per priority. The byte, packet and pause counts carry no driver name:
 	// bnxt rx_bytes_pri3, mlx4 rx_prio_3_packets and rx_pause_prio_3 land
 	// in the same families as mlx5's.

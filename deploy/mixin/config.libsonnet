@@ -52,6 +52,9 @@
     enaAllowanceExceededFor: '10m',
     enaConntrackAvailableRatio: 0.1,  // available conntrack entries below this share of the day's maximum.
     enaConntrackAllowanceLowFor: '5m',
+    enaExpressFallbackRatio: 0.05,  // share of ENA Express eligible packets sent over standard ENA.
+    enaExpressMinEligibleRate: 100,  // eligible packets per second below which the share is not judged.
+    enaExpressResourceUtilization: 80,  // percent of the SRD connection memory in use.
 
     // nic-ethtool-mlx5.
     rxOutOfBufferRate: 0,  // rx_out_of_buffer drops per second above this...

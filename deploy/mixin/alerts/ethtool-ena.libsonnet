@@ -117,6 +117,39 @@ local utils = import '../lib/utils.libsonnet';
               description: 'Only {{ $value | printf "%.0f" }} tracked connections can still be established on {{ $labels.device }} on {{ $labels.instance }}, less than ' + std.format('%g', $._config.enaConntrackAvailableRatio * 100) + '% of the most available in the last day; new connections will be dropped (conntrack_allowance_exceeded) when it reaches 0.',
             },
           },
+          {
+            // Eligible packets that did not go over SRD: ENA Express is on
+            // (bit 1 of ena_srd_mode) but traffic falls back to standard
+            // ENA, which AWS documents for packets over the SRD MTU and
+            // for SRD resources exhausted.
+            alert: 'NICENAExpressFallback',
+            expr: |||
+              (
+                rate(nic_ethtool_ena_srd_eligible_tx_pkts_total{%(nicExporterSelector)s}[10m])
+                  - on (job, instance, device) rate(nic_ethtool_ena_srd_tx_pkts_total{%(nicExporterSelector)s}[10m])
+              )
+                / on (job, instance, device) rate(nic_ethtool_ena_srd_eligible_tx_pkts_total{%(nicExporterSelector)s}[10m])
+                > %(enaExpressFallbackRatio)g
+              and on (job, instance, device) rate(nic_ethtool_ena_srd_eligible_tx_pkts_total{%(nicExporterSelector)s}[10m]) > %(enaExpressMinEligibleRate)g
+              and on (job, instance, device) nic_ethtool_ena_srd_mode{%(nicExporterSelector)s} %% 2 == 1
+            ||| % $._config,
+            'for': '15m',
+            labels: { severity: 'warning' },
+            annotations: {
+              summary: 'ENA Express traffic falls back to standard ENA on {{ $labels.device }} on {{ $labels.instance }}',
+              description: '{{ $value | humanizePercentage }} of the packets {{ $labels.device }} on {{ $labels.instance }} sent that were eligible for ENA Express (SRD) in the last 10 minutes went out over standard ENA instead, for 15 minutes: packets over the SRD MTU, or the instance out of SRD resources (nic_ethtool_ena_srd_resource_utilization). The latency and tail benefit of ENA Express is lost for them.',
+            },
+          },
+          {
+            alert: 'NICENAExpressResourcesHigh',
+            expr: 'nic_ethtool_ena_srd_resource_utilization{%(nicExporterSelector)s} > %(enaExpressResourceUtilization)g' % $._config,
+            'for': '10m',
+            labels: { severity: 'warning' },
+            annotations: {
+              summary: 'ENA Express resources nearly exhausted on {{ $labels.device }} on {{ $labels.instance }}',
+              description: 'The instance behind {{ $labels.device }} on {{ $labels.instance }} has used {{ $value | printf "%.0f" }}% of its maximum memory for concurrent ENA Express (SRD) connections for 10 minutes; at 100% new flows go over standard ENA.',
+            },
+          },
         ],
       },
     ],
