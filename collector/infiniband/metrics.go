@@ -185,7 +185,7 @@ var ibHWCounters = func() map[string]*exposition.Desc {
 		{"rp_cnp_ignored", "mlx5: congestion notification packets received and ignored by the reaction point."},
 		{"rp_cnp_handled", "mlx5: congestion notification packets handled by the reaction point (the sender slowed down)."},
 		{"np_ecn_marked_roce_packets", "mlx5: ECN-marked RoCE packets received by the notification point."},
-		{"np_cnp_sent", "mlx5: congestion notification packets sent by the notification point."},
+		{"np_cnp_sent", "mlx5: congestion notification packets sent by the notification point in reply to CE-marked (ECN) RoCE packets it received."},
 		// rxe, Soft-RoCE (drivers/infiniband/sw/rxe/rxe_hw_counters.c).
 		{"sent_pkts", "rxe: packets sent."},
 		{"rcvd_pkts", "rxe: packets received."},
