@@ -335,6 +335,7 @@ var quietAlerts = map[string]string{
 	"NICKernelLogRDMAErrors":                "no demo fault logs RDMA asynchronous errors",
 	"NICKernelLogIOMMUFault":                "no demo fault logs an IOMMU fault",
 	"NICTransceiverTemperatureHigh":         "no demo fault heats the module (optic_degrading dims a receiver)",
+	"NICPFCPauseStorm":                      "no demo fault makes the ConnectX send pause frames (tx_pause_storm_* stay 0)",
 	"NICENAExpressFallback":                 "the demo's ENA has ENA Express off (ena_srd_mode 0, as the AWS documentation's sample shows)",
 	"NICENAExpressResourcesHigh":            "the demo's ENA has ENA Express off (ena_srd_mode 0)",
 	// The demo's far end (demo FabricPort) has the faults

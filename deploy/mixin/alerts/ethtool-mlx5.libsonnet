@@ -17,6 +17,21 @@ local utils = import '../lib/utils.libsonnet';
             },
           },
           {
+            // mlx5 PFC storm prevention: the port sent pause frames past
+            // the device's timeout and stopped sending them. A host that
+            // does not drain its receive side (a hung driver, a stuck
+            // application with a lossless priority) pauses the switch
+            // port, which backs pauses up into the fabric.
+            alert: 'NICPFCPauseStorm',
+            expr: utils.counterRose('nic_ethtool_tx_pause_storm_error_events_total{%(nicExporterSelector)s}' % $._config, '15m', '0'),
+            'for': '0m',
+            labels: { severity: 'warning' },
+            annotations: {
+              summary: 'PFC pause storm on {{ $labels.device }} on {{ $labels.instance }}',
+              description: '{{ $labels.device }} on {{ $labels.instance }} sent pause frames so long that the device timed out and stopped sending them {{ $value | printf "%.0f" }} times in 15 minutes (tx_pause_storm_error_events, mlx5 storm prevention): the host cannot drain its receive side on a lossless priority, and its pauses back up into the fabric until prevention stops them. Packets may have been dropped meanwhile.',
+            },
+          },
+          {
             alert: 'NICPhyDiscards',
             expr: |||
               label_replace(rate(nic_ethtool_rx_discards_phy_total{%(nicExporterSelector)s}[5m]) > %(phyDiscardsRate)s, "direction", "rx", "", "")
