@@ -59,6 +59,24 @@ func vethHost(b testing.TB, pairs int) (netns, sysfsRoot string) {
 		_ = exec.Command("umount", "-l", root).Run()
 	})
 	run("nsenter", "--net=/run/netns/"+ns, "mount", "-t", "sysfs", "sysfs", root)
+	// The kernel moves a veth to operstate "up" some time after "link
+	// set up" (its link watch runs deferred, later on a busy machine):
+	// two polls taken while it does would differ.
+	deadline := time.Now().Add(testenv.HangGuard)
+	for i := range pairs {
+		for _, name := range []string{fmt.Sprintf("x%d", i), fmt.Sprintf("y%d", i)} {
+			for {
+				state, err := os.ReadFile(filepath.Join(root, "class", "net", name, "operstate"))
+				if err == nil && strings.TrimSpace(string(state)) == "up" {
+					break
+				}
+				if time.Now().After(deadline) {
+					b.Fatalf("%s not operationally up within the hang guard: %q, %v", name, state, err)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}
 	return "/run/netns/" + ns, root
 }
 
