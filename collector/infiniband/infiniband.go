@@ -53,6 +53,7 @@ type Collector struct {
 	fsys        fs.FS
 	log         *zap.Logger
 	unsupported *errclass.Memo
+	listings    listings
 }
 
 // New returns an infiniband collector.
@@ -111,6 +112,7 @@ type ibValue struct {
 
 // Update implements collector.Collector.
 func (c *Collector) Update(ctx context.Context, p *collector.Poll) error {
+	c.listings.next()
 	entries, err := fs.ReadDir(c.fsys, ibClassDir)
 	if err != nil {
 		if errclass.IsNotExist(err) {
@@ -148,6 +150,7 @@ func (c *Collector) Update(ctx context.Context, p *collector.Poll) error {
 		emitIBDevice(p, dev)
 	}
 	c.unsupported.Retain(seen)
+	c.listings.retain(seen)
 	p.SetDevices(devices)
 	return nil
 }
@@ -200,26 +203,51 @@ func (m memo) remembers(err error) bool {
 // false when the file is absent, remembered as unsupported, or failed (in
 // which case the failure was reported, or the port or device vanished).
 func (r *ibReader) read(rel string, optionalFile bool, m memo) (string, bool, error) {
+	s, res, err := r.readAttr(rel, sysfs.Attr{}, optionalFile, m)
+	return s, res == readOK, err
+}
+
+// readResult says how a read ended.
+type readResult uint8
+
+const (
+	// readOK is a read that returned the file's content.
+	readOK readResult = iota
+	// readAbsent is an optional file that does not exist.
+	readAbsent
+	// readFailed is a read that was reported, remembered or skipped.
+	readFailed
+)
+
+// readAttr is read for a file whose path was resolved before (attr),
+// or, when attr is the zero Attr, is resolved now.
+func (r *ibReader) readAttr(rel string, attr sysfs.Attr, optionalFile bool, m memo) (string, readResult, error) {
 	if m != memoNone && r.c.unsupported.Has(r.identity, rel) {
-		return "", false, nil
+		return "", readFailed, nil
 	}
-	full := path.Join(r.devDir, rel)
-	s, err := sysfs.ReadFSAttr(r.c.fsys, full, r.buf)
+	var s string
+	var err error
+	if attr.Name() == "" {
+		attr, err = sysfs.ResolveAttr(r.c.fsys, path.Join(r.devDir, rel))
+	}
 	if err == nil {
-		return s, true, nil
+		s, err = attr.Read(r.buf)
+	}
+	if err == nil {
+		return s, readOK, nil
 	}
 	if errclass.IsNotExist(err) {
 		if r.gone(path.Dir(rel)) {
-			return "", false, sysfs.ErrVanished
+			return "", readFailed, sysfs.ErrVanished
 		}
 		if optionalFile {
-			return "", false, nil
+			return "", readAbsent, nil
 		}
 	} else if m.remembers(err) {
 		r.remember(rel, err)
 	}
-	r.p.SourceError(r.c.abs(full), err)
-	return "", false, nil
+	r.p.SourceError(r.c.abs(path.Join(r.devDir, rel)), err)
+	return "", readFailed, nil
 }
 
 // remember stops reads of rel while the device exists. The first counter
@@ -257,10 +285,11 @@ func (r *ibReader) gone(rel string) bool {
 // counter reads a counters/, counters_ext/ or hw_counters/ file. EINVAL,
 // EOPNOTSUPP, EIO and "N/A (no PMA)" drop the series and are remembered,
 // so the file is not read again while the device exists.
-func (r *ibReader) counter(rel string) (uint64, bool, error) {
-	s, ok, err := r.read(rel, true, memoCounter)
-	if !ok || err != nil {
-		return 0, false, err
+func (r *ibReader) counter(f *counterFile) (uint64, readResult, error) {
+	rel := f.rel
+	s, res, err := r.readAttr(rel, f.attr, true, memoCounter)
+	if res != readOK || err != nil {
+		return 0, res, err
 	}
 	v, perr := parseIBCounter(s)
 	if perr != nil {
@@ -268,9 +297,9 @@ func (r *ibReader) counter(rel string) (uint64, bool, error) {
 			r.c.unsupported.Add(r.identity, rel)
 		}
 		r.p.SourceError(r.c.abs(path.Join(r.devDir, rel)), perr)
-		return 0, false, nil
+		return 0, readFailed, nil
 	}
-	return v, true, nil
+	return v, readOK, nil
 }
 
 func (c *Collector) readDevice(name string, p *collector.Poll, buf []byte) (*ibDevice, string, error) {
@@ -420,32 +449,45 @@ func (c *Collector) readPort(r *ibReader, num string, nports int) (*ibPort, erro
 // Where mlx4 offers a 64-bit counters_ext/<file>_64 next to a 32-bit data
 // or packet counter, the 64-bit file is read instead.
 func (r *ibReader) portCounters(dir string) ([]ibValue, error) {
-	present, err := r.list(dir)
-	if err != nil || present == nil {
-		return nil, err
-	}
-	extDir := path.Join(path.Dir(dir), "counters_ext")
-	ext, err := r.list(extDir)
-	if err != nil {
-		return nil, err
-	}
-	var out []ibValue
-	for _, ctr := range ibPortCounters {
-		file, bits := path.Join(dir, ctr.file), ctr.bits
-		if ext[ctr.file+"_64"] {
-			file, bits = path.Join(extDir, ctr.file+"_64"), 0
-		} else if !present[ctr.file] {
-			continue
-		}
-		v, ok, err := r.counter(file)
+	return r.readListed(dir, r.listPortCounters)
+}
+
+// hwCounters reads the known files of a hw_counters/ directory, in name
+// order.
+func (r *ibReader) hwCounters(dir string) ([]ibValue, error) {
+	return r.readListed(dir, r.listHWCounters)
+}
+
+// readListed reads the counter files of dir that list found, from the
+// device's listing of dir when it is recent (see relistEvery).
+func (r *ibReader) readListed(dir string, list func(string) ([]counterFile, bool, error)) ([]ibValue, error) {
+	cd := r.c.listings.get(r.identity, dir)
+	if cd == nil {
+		files, keep, err := list(dir)
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
+		cd = &counterDir{files: files}
+		if keep {
+			r.c.listings.put(r.identity, dir, cd)
+		}
+	}
+	out := make([]ibValue, 0, len(cd.files))
+	for i := range cd.files {
+		f := &cd.files[i]
+		v, res, err := r.counter(f)
+		if err != nil {
+			return nil, err
+		}
+		if res == readAbsent {
+			// The listing is stale: the next poll lists dir again.
+			r.c.listings.drop(r.identity, dir)
+		}
+		if res != readOK {
 			continue
 		}
-		val := ibValue{counter: ctr, v: float64(v) * ctr.scale}
-		if limit, fixed := saturatedAt(bits); fixed {
+		val := ibValue{counter: f.ctr, v: float64(v) * f.ctr.scale}
+		if limit, fixed := saturatedAt(f.bits); fixed {
 			val.fixed, val.saturated = true, v == limit
 		}
 		out = append(out, val)
@@ -453,52 +495,91 @@ func (r *ibReader) portCounters(dir string) ([]ibValue, error) {
 	return out, nil
 }
 
-// hwCounters reads the known files of a hw_counters/ directory, in name
-// order.
-func (r *ibReader) hwCounters(dir string) ([]ibValue, error) {
-	present, err := r.list(dir)
+// listPortCounters lists the known files of a port's counters/ directory
+// and its counters_ext/. keep is false when a listing failed (it was
+// reported) and should not be remembered.
+func (r *ibReader) listPortCounters(dir string) ([]counterFile, bool, error) {
+	present, keep, err := r.list(dir)
 	if err != nil || present == nil {
-		return nil, err
+		return nil, keep, err
 	}
-	files := make([]string, 0, len(present))
+	extDir := path.Join(path.Dir(dir), "counters_ext")
+	ext, extKeep, err := r.list(extDir)
+	if err != nil {
+		return nil, false, err
+	}
+	var files []counterFile
+	for _, ctr := range ibPortCounters {
+		rel, bits := path.Join(dir, ctr.file), ctr.bits
+		if ext[ctr.file+"_64"] {
+			rel, bits = path.Join(extDir, ctr.file+"_64"), 0
+		} else if !present[ctr.file] {
+			continue
+		}
+		f, err := r.counterFile(ctr, bits, rel)
+		if err != nil {
+			return nil, false, err
+		}
+		files = append(files, f)
+	}
+	return files, keep && extKeep, nil
+}
+
+// listHWCounters lists the known files of a hw_counters/ directory, in
+// name order.
+func (r *ibReader) listHWCounters(dir string) ([]counterFile, bool, error) {
+	present, keep, err := r.list(dir)
+	if err != nil || present == nil {
+		return nil, keep, err
+	}
+	names := make([]string, 0, len(present))
 	for f := range present {
 		if ibHWCounters[f] != nil {
-			files = append(files, f)
+			names = append(names, f)
 		}
 	}
-	sort.Strings(files)
-	var out []ibValue
-	for _, f := range files {
-		v, ok, err := r.counter(path.Join(dir, f))
+	sort.Strings(names)
+	files := make([]counterFile, 0, len(names))
+	for _, name := range names {
+		f, err := r.counterFile(ibCounter{file: name, scale: 1, desc: ibHWCounters[name]}, 0, path.Join(dir, name))
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		if ok {
-			out = append(out, ibValue{counter: ibCounter{file: f, scale: 1, desc: ibHWCounters[f]}, v: float64(v)})
-		}
+		files = append(files, f)
 	}
-	return out, nil
+	return files, keep, nil
+}
+
+// counterFile resolves the counter file rel below the device directory.
+func (r *ibReader) counterFile(ctr ibCounter, bits uint, rel string) (counterFile, error) {
+	attr, err := sysfs.ResolveAttr(r.c.fsys, path.Join(r.devDir, rel))
+	if err != nil {
+		return counterFile{}, fmt.Errorf("counter file %s: %w", rel, err)
+	}
+	return counterFile{ctr: ctr, bits: bits, rel: rel, attr: attr}, nil
 }
 
 // list returns the names in a directory below the device, or nil when it
 // does not exist (devices without a PMA have no counters/; rxe has none).
-func (r *ibReader) list(dir string) (map[string]bool, error) {
+// keep is false when the listing failed for another reason (it was
+// reported), so that its result is not remembered.
+func (r *ibReader) list(dir string) (names map[string]bool, keep bool, err error) {
 	entries, err := fs.ReadDir(r.c.fsys, path.Join(r.devDir, dir))
 	if err != nil {
 		if errclass.IsNotExist(err) {
 			if r.gone(path.Dir(dir)) {
-				return nil, sysfs.ErrVanished
+				return nil, false, sysfs.ErrVanished
 			}
-			return nil, nil
+			return nil, true, nil
 		}
 		r.p.SourceError(r.c.abs(path.Join(r.devDir, dir)), err)
-		return nil, nil
+		return nil, false, nil
 	}
 	out := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		out[e.Name()] = true
 	}
-	return out, nil
+	return out, true, nil
 }
 
 // netdevs finds the network interfaces a port backs. A RoCE port names its

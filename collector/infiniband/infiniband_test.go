@@ -34,10 +34,11 @@ type recordFS struct {
 
 	mu       sync.Mutex
 	accessed map[string]int
+	listed   map[string]int // ReadDir only
 }
 
 func newRecordFS(root string) *recordFS {
-	return &recordFS{base: os.DirFS(root), accessed: make(map[string]int)}
+	return &recordFS{base: os.DirFS(root), accessed: make(map[string]int), listed: make(map[string]int)}
 }
 
 func (r *recordFS) touch(name string) {
@@ -54,6 +55,13 @@ func (r *recordFS) count(name string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.accessed[name]
+}
+
+// lists returns how often the directory name was listed.
+func (r *recordFS) lists(name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.listed[name]
 }
 
 // touchedBelow returns the accessed names at or below dir.
@@ -93,6 +101,9 @@ func (r *recordFS) Open(name string) (fs.File, error) {
 }
 
 func (r *recordFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	r.mu.Lock()
+	r.listed[name]++
+	r.mu.Unlock()
 	r.touch(name)
 	return fs.ReadDir(r.base, name)
 }

@@ -34,7 +34,12 @@ func ReadAttr(path string) (string, error) {
 
 // readRegular reads the regular file at path into buf with the system
 // calls directly (see ReadAttr) and returns the number of bytes read, at
-// most len(buf).
+// most len(buf). A read that returns less than it was asked for ends the
+// file: a sysfs attribute is produced whole by one show call (kernfs
+// serves it through seq_file, which fills a read as far as the content
+// goes), and a short read of a regular file is its end, so the read that
+// would only confirm the end with 0 bytes is not made. That is one system
+// call of five for each of the thousands of attributes a poll reads.
 func readRegular(path string, buf []byte) (int, error) {
 	fd, err := openRetry(path)
 	if err != nil {
@@ -61,6 +66,9 @@ func readRegular(path string, buf []byte) (int, error) {
 			break
 		}
 		n += k
+		if n < len(buf) {
+			break // a short read: the end of the file
+		}
 	}
 	return n, nil
 }
@@ -104,4 +112,41 @@ func ReadFSAttr(fsys fs.FS, name string, buf []byte) (string, error) {
 		return "", fmt.Errorf("reading %s: %w", name, err)
 	}
 	return strings.TrimSpace(string(buf[:n])), nil
+}
+
+// Attr is an attribute's name in a file system, resolved once for the
+// reads that many polls repeat: with an fs.FS from DirFS the host path is
+// joined and validated once, so a read is only its system calls.
+type Attr struct {
+	fsys fs.FS
+	name string
+	host string // the host path, for a DirFS
+}
+
+// ResolveAttr resolves name in fsys. It fails as ReadFSAttr would on a
+// name that is not a valid fs.FS path.
+func ResolveAttr(fsys fs.FS, name string) (Attr, error) {
+	if !fs.ValidPath(name) {
+		return Attr{}, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	a := Attr{fsys: fsys, name: name}
+	if d, ok := fsys.(dirFS); ok {
+		a.host = filepath.Join(d.root, filepath.FromSlash(name))
+	}
+	return a, nil
+}
+
+// Name returns the attribute's name in its file system.
+func (a Attr) Name() string { return a.name }
+
+// Read reads the attribute as ReadFSAttr does.
+func (a Attr) Read(buf []byte) (string, error) {
+	if a.host == "" {
+		return ReadFSAttr(a.fsys, a.name, buf)
+	}
+	n, err := readRegular(a.host, buf)
+	if err != nil {
+		return "", err
+	}
+	return string(bytes.TrimSpace(buf[:n])), nil
 }

@@ -1,0 +1,4 @@
+package infiniband
+
+// RelistEvery is relistEvery for the external tests.
+const RelistEvery = relistEvery
