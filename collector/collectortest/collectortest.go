@@ -7,6 +7,7 @@ package collectortest
 
 import (
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"sort"
@@ -105,10 +106,27 @@ func Series(t testing.TB, text string) map[string]float64 {
 	return out
 }
 
-// Golden compares got with the golden file at path, or, with update,
+// update is the -update flag of each test binary that links this
+// package (every collector package's tests do): one definition, so that
+// `go test ./collector/... -update` means the same in every package. A
+// flag has to exist before the test binary parses its arguments, hence a
+// package variable; it is the only one, and only tests link the package.
+var update = flag.Bool("update", false, "rewrite the golden files (collectortest.Golden) instead of comparing with them")
+
+// Update reports whether the test binary was started with -update, for
+// golden files that are not compared through Golden.
+func Update() bool { return *update }
+
+// Golden compares got with the golden file at path, or, with -update,
 // writes got there (creating its directory). A mismatch lists the lines
 // only in the file (-) and only in got (+).
-func Golden(t testing.TB, path, got string, update bool) {
+func Golden(t testing.TB, path, got string) {
+	t.Helper()
+	golden(t, path, got, *update)
+}
+
+// golden is Golden with the flag's value given.
+func golden(t testing.TB, path, got string, update bool) {
 	t.Helper()
 	if update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

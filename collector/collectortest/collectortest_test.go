@@ -71,10 +71,10 @@ func TestSeries(t *testing.T) {
 
 func TestGolden(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "x.prom")
-	Golden(t, path, "a 1\nb 2\n", true)
-	Golden(t, path, "a 1\nb 2\n", false)
+	golden(t, path, "a 1\nb 2\n", true)
+	Golden(t, path, "a 1\nb 2\n")
 	r := &recorder{T: t}
-	Golden(r, path, "a 1\nb 3\n", false)
+	Golden(r, path, "a 1\nb 3\n")
 	if len(r.errs) != 1 || !strings.Contains(r.errs[0], "-b 2\n+b 3") {
 		t.Errorf("a changed line gave %q", r.errs)
 	}

@@ -3,7 +3,6 @@ package ethtool_test
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,8 +21,6 @@ import (
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // loadDump reads a recorded dump from testdata.
 func loadDump(t testing.TB, file string) *ethtooldump.Dump {
@@ -54,7 +51,7 @@ func fixtureHost(t testing.TB) *ethtooldump.Source {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	collectortest.Golden(t, filepath.Join("testdata", name), got, *update)
+	collectortest.Golden(t, filepath.Join("testdata", name), got)
 }
 
 func itoa(i int) string {

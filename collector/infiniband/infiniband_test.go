@@ -3,7 +3,6 @@ package infiniband_test
 import (
 	"context"
 	"errors"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,8 +20,6 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector/infiniband"
 	"github.com/nic-exporter/nic_exporter/demo"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // recordFS serves a fixture tree through os.DirFS, records every name the
 // collector touches, and turns files whose content is "!errno NAME" into
@@ -177,7 +174,7 @@ func newIB(t *testing.T, sysfs string, fsys fs.FS, include, exclude string) coll
 
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	collectortest.Golden(t, filepath.Join("testdata", name), got, *update)
+	collectortest.Golden(t, filepath.Join("testdata", name), got)
 }
 
 // TestInfiniBandFixture checks the scrape of the fixture host against the

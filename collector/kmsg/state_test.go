@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,10 +16,9 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/collectortest"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // stateRecords returns the kernel log records with sequence numbers from
 // first to last: every third one a matching ena line, every fifth an
@@ -421,7 +419,7 @@ func TestStateGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden := filepath.Join("testdata", "state.golden.json")
-	if *update {
+	if collectortest.Update() {
 		if err := os.WriteFile(golden, got, 0o644); err != nil {
 			t.Fatal(err)
 		}

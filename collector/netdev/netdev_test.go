@@ -2,7 +2,6 @@ package netdev
 
 import (
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,8 +15,6 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector/collectortest"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // sysfsFixture writes a small sysfs tree: a ConnectX-7 port trained at x8
 // on an x16 card, an interface that is administratively down, a virtual
@@ -129,7 +126,7 @@ func pollOnce(t testing.TB, c collector.Collector) (*exposition.Snapshot, *colle
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	collectortest.Golden(t, filepath.Join("testdata", name), got, *update)
+	collectortest.Golden(t, filepath.Join("testdata", name), got)
 }
 
 func TestNetdevFixture(t *testing.T) {

@@ -1,7 +1,6 @@
 package phy_test
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,8 +17,6 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector/phy"
 	"github.com/nic-exporter/nic_exporter/internal/sff"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // fakeDev is one interface of the fake source: what each operation
 // answers.
@@ -171,7 +168,7 @@ func withPrefix(s map[string]float64, prefix string) []string {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	collectortest.Golden(t, filepath.Join("testdata", name), got, *update)
+	collectortest.Golden(t, filepath.Join("testdata", name), got)
 }
 
 func u64(v uint64) *uint64 { return &v }
