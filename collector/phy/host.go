@@ -38,6 +38,7 @@ type HostSource struct {
 	ioctl   *ethtoolioctl.Source // nil when it could not be opened
 	modules *modread.Reader      // made with nl
 	ifaces  map[string]Interface // the last list, to forget re-created interfaces
+	lister  *ifaceLister         // nil until opened
 }
 
 var _ interface {
@@ -67,6 +68,9 @@ func (h *HostSource) Close() error {
 	if h.nl != nil {
 		err = errors.Join(err, h.nl.Close())
 	}
+	if h.lister != nil {
+		err = errors.Join(err, h.lister.Close())
+	}
 	return err
 }
 
@@ -89,7 +93,14 @@ func (h *HostSource) Interfaces() ([]Interface, error) {
 			h.modules = modread.New(nl, nil, h.log)
 		}
 	}
-	ifs, err := interfaces(h.cfg.Netns)
+	if h.lister == nil {
+		l, err := newIfaceLister(h.cfg.Netns)
+		if err != nil {
+			return nil, fmt.Errorf("listing interfaces: %w", err)
+		}
+		h.lister = l
+	}
+	ifs, err := h.lister.list()
 	if err != nil {
 		return nil, fmt.Errorf("listing interfaces: %w", err)
 	}

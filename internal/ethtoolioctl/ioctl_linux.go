@@ -37,9 +37,9 @@ import (
 type Source struct {
 	mu   sync.Mutex
 	et   *ethtool.Ethtool
-	fd   int        // AF_INET datagram socket for GSTRINGS and GSTATS
-	nl   *rtnl.Conn // rtnetlink socket for the link dump
-	mem  []byte     // scratch; the page after mem[:size] is the guard
+	fd   int           // AF_INET datagram socket for GSTRINGS and GSTATS
+	nl   *rtnl.Watcher // the interfaces, dumped again only after a link changed
+	mem  []byte        // scratch; the page after mem[:size] is the guard
 	size int
 }
 
@@ -61,7 +61,7 @@ func New(nsPath string) (*Source, error) {
 		return nil
 	})
 	if err == nil {
-		s.nl, err = rtnl.Dial(nsPath)
+		s.nl, err = rtnl.NewWatcher(nsPath)
 	}
 	if err != nil {
 		s.Close()
@@ -95,19 +95,17 @@ func (s *Source) Close() error {
 }
 
 // Interfaces lists the network interfaces with their indexes, from an
-// RTM_GETLINK dump (internal/rtnl).
+// RTM_GETLINK dump made again only after a link changed (rtnl.Watcher).
 func (s *Source) Interfaces() ([]Interface, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	links, err := s.nl.Links()
+	ifs, err := s.nl.Interfaces()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Interface, 0, len(links))
-	for _, l := range links {
-		if l.Name != "" {
-			out = append(out, Interface{Name: l.Name, Index: l.Index})
-		}
+	out := make([]Interface, 0, len(ifs))
+	for _, i := range ifs {
+		out = append(out, Interface{Name: i.Name, Index: i.Index})
 	}
 	return out, nil
 }

@@ -28,3 +28,25 @@ func (c *Conn) Close() error { return nil }
 func (c *Conn) Links() ([]Link, error) {
 	return nil, fmt.Errorf("RTM_GETLINK dump: not supported on %s", runtime.GOOS)
 }
+
+// Iface names one interface: its index and name.
+type Iface struct {
+	Index int
+	Name  string
+}
+
+// Watcher answers which interfaces a network namespace has; rtnetlink
+// exists on Linux only, so on other systems there is none.
+type Watcher struct{}
+
+// NewWatcher fails: rtnetlink exists on Linux only.
+func NewWatcher(string) (*Watcher, error) { return nil, errors.ErrUnsupported }
+
+// Close does nothing.
+func (*Watcher) Close() error { return nil }
+
+// Interfaces fails: rtnetlink exists on Linux only.
+func (*Watcher) Interfaces() ([]Iface, error) { return nil, errors.ErrUnsupported }
+
+// Dumps returns 0.
+func (*Watcher) Dumps() uint64 { return 0 }
