@@ -345,3 +345,76 @@ func TestEthtoolSumNameConflicts(t *testing.T) {
 		})
 	}
 }
+
+// TestEthtoolDetailBuffers checks the two value buffers of the deferred
+// detail render: a snapshot rendered after the next poll still shows its
+// own values (the next poll read into the other buffer), no poll copies
+// the values, and renders running beside polls read a buffer only
+// between the polls that fill it (run with -race). A render that comes
+// two polls late shows the later poll's values, as valsBuf documents.
+func TestEthtoolDetailBuffers(t *testing.T) {
+	src := &tableSource{names: []string{"rx0_packets", "rx1_packets"}, vals: []uint64{10, 20}}
+	c, err := New(Config{Source: src}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll := func(v0 uint64) *exposition.Snapshot {
+		t.Helper()
+		src.vals = []uint64{v0, v0 + 1}
+		b := exposition.NewBuilder()
+		if err := c.Update(context.Background(), collector.NewPoll(b, nil)); err != nil {
+			t.Fatal(err)
+		}
+		return b.Snapshot()
+	}
+	rx0 := func(s *exposition.Snapshot) string {
+		for _, l := range strings.Split(s.Detail().String(), "\n") {
+			if strings.HasPrefix(l, `nic_ethtool_per_queue_rx_packets_total{device="eth0",queue="0"} `) {
+				return l[strings.LastIndexByte(l, ' ')+1:]
+			}
+		}
+		return "none"
+	}
+	s1 := poll(100)
+	s2 := poll(200)
+	if got := rx0(s1); got != "100" {
+		t.Errorf("first poll's detail rendered after the second poll: queue 0 = %s, want 100", got)
+	}
+	s3 := poll(300)
+	if got := rx0(s2); got != "200" {
+		t.Errorf("second poll's detail rendered after the third: queue 0 = %s, want 200", got)
+	}
+	if got := rx0(s3); got != "300" {
+		t.Errorf("third poll's detail: queue 0 = %s, want 300", got)
+	}
+	st := c.ifaces["eth0"]
+	if st == nil || st.bufs[0] == nil || st.bufs[1] == nil || &st.bufs[0].vals[0] == &st.bufs[1].vals[0] {
+		t.Fatalf("want two distinct value buffers, have %+v", st)
+	}
+	s4 := poll(400)
+	poll(500)
+	poll(600) // refills s4's buffer
+	if got := rx0(s4); got != "600" {
+		t.Errorf("a render two polls late: queue 0 = %s, want the later poll's 600", got)
+	}
+
+	// Renders beside polls: the race detector checks the locking.
+	done := make(chan struct{})
+	snaps := make(chan *exposition.Snapshot, 64)
+	go func() {
+		defer close(done)
+		for s := range snaps {
+			rx0(s)
+		}
+	}()
+	for i := range 50 {
+		src.vals = []uint64{uint64(1000 + i), uint64(1001 + i)}
+		b := exposition.NewBuilder()
+		if err := c.Update(context.Background(), collector.NewPoll(b, nil)); err != nil {
+			t.Fatal(err)
+		}
+		snaps <- b.Snapshot()
+	}
+	close(snaps)
+	<-done
+}
