@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 
@@ -53,7 +54,9 @@ type Collector struct {
 	fsys        fs.FS
 	log         *zap.Logger
 	unsupported *errclass.Memo
-	listings    listings
+	// listings is a separate object so that a cleanup can close its
+	// directories once the collector is unreachable (New).
+	listings *listings
 }
 
 // New returns an infiniband collector.
@@ -63,7 +66,11 @@ func New(cfg Config, log *zap.Logger) *Collector {
 		// Not os.DirFS: its Open blocks on a FIFO planted in sysfs's place.
 		fsys = sysfs.DirFS(cfg.SysfsPath)
 	}
-	return &Collector{cfg: cfg, fsys: fsys, log: log, unsupported: errclass.NewMemo(errclass.MemoConfig{})}
+	c := &Collector{cfg: cfg, fsys: fsys, log: log, unsupported: errclass.NewMemo(errclass.MemoConfig{}), listings: &listings{}}
+	// The listings hold directory descriptors (sysfs.Dir); a collector
+	// lives as long as the exporter, but tests make many.
+	runtime.AddCleanup(c, (*listings).closeAll, c.listings)
+	return c
 }
 
 // Name implements collector.Collector.
@@ -460,16 +467,18 @@ func (r *ibReader) hwCounters(dir string) ([]ibValue, error) {
 
 // readListed reads the counter files of dir that list found, from the
 // device's listing of dir when it is recent (see relistEvery).
-func (r *ibReader) readListed(dir string, list func(string) ([]counterFile, bool, error)) ([]ibValue, error) {
+func (r *ibReader) readListed(dir string, list func(string) (listed, bool, error)) ([]ibValue, error) {
 	cd := r.c.listings.get(r.identity, dir)
 	if cd == nil {
-		files, keep, err := list(dir)
+		l, keep, err := list(dir)
 		if err != nil {
 			return nil, err
 		}
-		cd = &counterDir{files: files}
+		cd = &counterDir{files: l.files, dirs: l.dirs}
 		if keep {
 			r.c.listings.put(r.identity, dir, cd)
+		} else {
+			defer cd.close()
 		}
 	}
 	out := make([]ibValue, 0, len(cd.files))
@@ -498,39 +507,90 @@ func (r *ibReader) readListed(dir string, list func(string) ([]counterFile, bool
 // listPortCounters lists the known files of a port's counters/ directory
 // and its counters_ext/. keep is false when a listing failed (it was
 // reported) and should not be remembered.
-func (r *ibReader) listPortCounters(dir string) ([]counterFile, bool, error) {
+func (r *ibReader) listPortCounters(dir string) (out listed, keep bool, err error) {
 	present, keep, err := r.list(dir)
 	if err != nil || present == nil {
-		return nil, keep, err
+		return listed{}, keep, err
 	}
 	extDir := path.Join(path.Dir(dir), "counters_ext")
 	ext, extKeep, err := r.list(extDir)
 	if err != nil {
-		return nil, false, err
+		return listed{}, false, err
 	}
-	var files []counterFile
+	defer func() {
+		if err != nil {
+			out.close()
+		}
+	}()
+	d, err := r.openDir(dir, &out)
+	if err != nil {
+		return out, false, err
+	}
+	var e *sysfs.Dir
+	if ext != nil {
+		if e, err = r.openDir(extDir, &out); err != nil {
+			return out, false, err
+		}
+	}
 	for _, ctr := range ibPortCounters {
-		rel, bits := path.Join(dir, ctr.file), ctr.bits
+		in, rel, name, bits := d, dir, ctr.file, ctr.bits
 		if ext[ctr.file+"_64"] {
-			rel, bits = path.Join(extDir, ctr.file+"_64"), 0
+			in, rel, name, bits = e, extDir, ctr.file+"_64", 0
 		} else if !present[ctr.file] {
 			continue
 		}
-		f, err := r.counterFile(ctr, bits, rel)
+		f, err := r.counterFile(ctr, bits, in, rel, name)
 		if err != nil {
-			return nil, false, err
+			return out, false, err
 		}
-		files = append(files, f)
+		out.files = append(out.files, f)
 	}
-	return files, keep && extKeep, nil
+	return out, keep && extKeep, nil
+}
+
+// listed is what a listing found: the counter files, and the directories
+// they are opened in, which the listing's owner closes.
+type listed struct {
+	files []counterFile
+	dirs  []*sysfs.Dir
+}
+
+// close releases the directories.
+func (l *listed) close() {
+	for _, d := range l.dirs {
+		d.Close()
+	}
+	l.dirs = nil
+}
+
+// openDir opens the directory rel below the device and adds it to l.
+func (r *ibReader) openDir(rel string, l *listed) (*sysfs.Dir, error) {
+	d, err := sysfs.OpenDir(r.c.fsys, path.Join(r.devDir, rel))
+	if err != nil {
+		if errclass.IsNotExist(err) && r.gone(path.Dir(rel)) {
+			return nil, sysfs.ErrVanished
+		}
+		return nil, fmt.Errorf("opening %s: %w", r.c.abs(path.Join(r.devDir, rel)), err)
+	}
+	l.dirs = append(l.dirs, d)
+	return d, nil
 }
 
 // listHWCounters lists the known files of a hw_counters/ directory, in
 // name order.
-func (r *ibReader) listHWCounters(dir string) ([]counterFile, bool, error) {
+func (r *ibReader) listHWCounters(dir string) (out listed, keep bool, err error) {
 	present, keep, err := r.list(dir)
 	if err != nil || present == nil {
-		return nil, keep, err
+		return listed{}, keep, err
+	}
+	defer func() {
+		if err != nil {
+			out.close()
+		}
+	}()
+	d, err := r.openDir(dir, &out)
+	if err != nil {
+		return out, false, err
 	}
 	names := make([]string, 0, len(present))
 	for f := range present {
@@ -539,24 +599,25 @@ func (r *ibReader) listHWCounters(dir string) ([]counterFile, bool, error) {
 		}
 	}
 	sort.Strings(names)
-	files := make([]counterFile, 0, len(names))
+	out.files = make([]counterFile, 0, len(names))
 	for _, name := range names {
-		f, err := r.counterFile(ibCounter{file: name, scale: 1, desc: ibHWCounters[name]}, 0, path.Join(dir, name))
+		f, err := r.counterFile(ibCounter{file: name, scale: 1, desc: ibHWCounters[name]}, 0, d, dir, name)
 		if err != nil {
-			return nil, false, err
+			return out, false, err
 		}
-		files = append(files, f)
+		out.files = append(out.files, f)
 	}
-	return files, keep, nil
+	return out, keep, nil
 }
 
-// counterFile resolves the counter file rel below the device directory.
-func (r *ibReader) counterFile(ctr ibCounter, bits uint, rel string) (counterFile, error) {
-	attr, err := sysfs.ResolveAttr(r.c.fsys, path.Join(r.devDir, rel))
+// counterFile resolves the counter file name of the directory d, which
+// is dir below the device directory.
+func (r *ibReader) counterFile(ctr ibCounter, bits uint, d *sysfs.Dir, dir, name string) (counterFile, error) {
+	attr, err := d.Attr(name)
 	if err != nil {
-		return counterFile{}, fmt.Errorf("counter file %s: %w", rel, err)
+		return counterFile{}, fmt.Errorf("counter file %s: %w", path.Join(dir, name), err)
 	}
-	return counterFile{ctr: ctr, bits: bits, rel: rel, attr: attr}, nil
+	return counterFile{ctr: ctr, bits: bits, rel: path.Join(dir, name), attr: attr}, nil
 }
 
 // list returns the names in a directory below the device, or nil when it

@@ -23,15 +23,25 @@ type counterFile struct {
 }
 
 // counterDir is the listing of one counter directory: the files a poll
-// reads, in the order it exports them.
+// reads, in the order it exports them, and the directories they are
+// opened in.
 type counterDir struct {
 	files  []counterFile
+	dirs   []*sysfs.Dir
 	listed uint64 // the poll that listed the directory
 }
 
+// close releases the listing's directories.
+func (cd *counterDir) close() {
+	for _, d := range cd.dirs {
+		d.Close()
+	}
+	cd.dirs = nil
+}
+
 // listings remembers the counter directory listings of each device
-// identity between polls. Only the collector's Update uses it, one poll
-// at a time.
+// identity between polls, and closes the directories of those it forgets.
+// Only the collector's Update uses it, one poll at a time.
 type listings struct {
 	poll uint64
 	byID map[string]map[string]*counterDir
@@ -60,18 +70,32 @@ func (l *listings) put(identity, dir string, cd *counterDir) {
 		dirs = make(map[string]*counterDir)
 		l.byID[identity] = dirs
 	}
+	if old := dirs[dir]; old != nil && old != cd {
+		old.close()
+	}
 	cd.listed = l.poll
 	dirs[dir] = cd
 }
 
 // drop forgets the listing of dir.
-func (l *listings) drop(identity, dir string) { delete(l.byID[identity], dir) }
+func (l *listings) drop(identity, dir string) {
+	if cd := l.byID[identity][dir]; cd != nil {
+		cd.close()
+		delete(l.byID[identity], dir)
+	}
+}
 
 // retain forgets the listings of identities that are not in seen.
 func (l *listings) retain(seen map[string]bool) {
-	for id := range l.byID {
+	for id, dirs := range l.byID {
 		if !seen[id] {
+			for _, cd := range dirs {
+				cd.close()
+			}
 			delete(l.byID, id)
 		}
 	}
 }
+
+// closeAll forgets every listing.
+func (l *listings) closeAll() { l.retain(nil) }

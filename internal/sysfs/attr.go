@@ -7,11 +7,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/nic-exporter/nic_exporter/internal/safefile"
+	"golang.org/x/sys/unix"
 )
 
 // ReadAttr reads a small sysfs attribute and returns it without
@@ -45,6 +47,12 @@ func readRegular(path string, buf []byte) (int, error) {
 	if err != nil {
 		return 0, &os.PathError{Op: "open", Path: path, Err: err}
 	}
+	return readOpen(fd, path, buf)
+}
+
+// readOpen reads the regular file open at fd into buf (see readRegular)
+// and closes it; path names it in errors.
+func readOpen(fd int, path string, buf []byte) (int, error) {
 	defer syscall.Close(fd)
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
@@ -116,11 +124,14 @@ func ReadFSAttr(fsys fs.FS, name string, buf []byte) (string, error) {
 
 // Attr is an attribute's name in a file system, resolved once for the
 // reads that many polls repeat: with an fs.FS from DirFS the host path is
-// joined and validated once, so a read is only its system calls.
+// joined and validated once, so a read is only its system calls, and an
+// attribute of a Dir is opened relative to the directory's descriptor.
 type Attr struct {
 	fsys fs.FS
 	name string
 	host string // the host path, for a DirFS
+	dir  *Dir   // the directory it was resolved in, or nil
+	base string // its name in dir
 }
 
 // ResolveAttr resolves name in fsys. It fails as ReadFSAttr would on a
@@ -141,12 +152,92 @@ func (a Attr) Name() string { return a.name }
 
 // Read reads the attribute as ReadFSAttr does.
 func (a Attr) Read(buf []byte) (string, error) {
-	if a.host == "" {
+	var n int
+	var err error
+	switch {
+	case a.dir != nil && a.dir.fd >= 0:
+		n, err = readRegularAt(a.dir.fd, a.base, a.host, buf)
+	case a.host != "":
+		n, err = readRegular(a.host, buf)
+	default:
 		return ReadFSAttr(a.fsys, a.name, buf)
 	}
-	n, err := readRegular(a.host, buf)
 	if err != nil {
 		return "", err
 	}
 	return string(bytes.TrimSpace(buf[:n])), nil
+}
+
+// Dir is a directory whose attributes are read many times. Below a DirFS
+// it holds an O_PATH descriptor of the directory, and its attributes are
+// opened relative to it (openat with the attribute's own name): the
+// kernel then looks up one name instead of walking the whole path again,
+// symbolic links such as /sys/class/<class>/<device> included, which was
+// half the cost of opening a sysfs attribute (measured on this machine's
+// /sys/class/net). The descriptor stays valid while the directory exists;
+// once sysfs removes the directory, every open below it fails with
+// ENOENT, as the path would. Other file systems read by path. Close
+// releases the descriptor.
+type Dir struct {
+	fsys fs.FS
+	name string
+	fd   int
+}
+
+// OpenDir opens the directory name of fsys.
+func OpenDir(fsys fs.FS, name string) (*Dir, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	d := &Dir{fsys: fsys, name: name, fd: -1}
+	if root, ok := fsys.(dirFS); ok {
+		host := filepath.Join(root.root, filepath.FromSlash(name))
+		fd, err := openDirPath(host)
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: host, Err: err}
+		}
+		d.fd = fd
+	}
+	return d, nil
+}
+
+// Attr returns the attribute base (one path element) of the directory.
+func (d *Dir) Attr(base string) (Attr, error) {
+	a, err := ResolveAttr(d.fsys, path.Join(d.name, base))
+	if err != nil {
+		return Attr{}, err
+	}
+	if base == "" || base == "." || base == ".." || strings.ContainsRune(base, '/') {
+		return Attr{}, &fs.PathError{Op: "open", Path: a.name, Err: fs.ErrInvalid}
+	}
+	a.dir, a.base = d, base
+	return a, nil
+}
+
+// Close releases the directory's descriptor. Its attributes must not be
+// read after that.
+func (d *Dir) Close() error {
+	if d.fd < 0 {
+		return nil
+	}
+	err := syscall.Close(d.fd)
+	d.fd = -1
+	return err
+}
+
+// readRegularAt is readRegular for the file base of the directory dirfd;
+// host names it in errors.
+func readRegularAt(dirfd int, base, host string, buf []byte) (int, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Openat(dirfd, base, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return 0, &os.PathError{Op: "open", Path: host, Err: err}
+	}
+	return readOpen(fd, host, buf)
 }

@@ -123,3 +123,61 @@ func TestReadFSAttrDirFSAgreesWithFS(t *testing.T) {
 		t.Errorf("long attribute: DirFS %d bytes, %v; os.DirFS %d bytes, %v; want 4096 each", len(got), err, len(pgot), perr)
 	}
 }
+
+// TestDir reads attributes through a Dir, relative to its descriptor,
+// checks that a removed attribute fails as a missing file, that names
+// with a slash or dot names are refused, and that Close releases the
+// descriptor (the process's open descriptors, from /proc/self/fd).
+func TestDir(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "class", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "class", "x", "a"), []byte(" 42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fds := func() int {
+		t.Helper()
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd")
+		}
+		return len(ents)
+	}
+	before := fds()
+	d, err := OpenDir(DirFS(root), "class/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fds(); got != before+1 {
+		t.Errorf("%d descriptors open with the Dir, want %d", got, before+1)
+	}
+	a, err := d.Attr("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	if got, err := a.Read(buf); err != nil || got != "42" {
+		t.Errorf("Read = %q, %v; want 42", got, err)
+	}
+	if a.Name() != "class/x/a" {
+		t.Errorf("Name = %q", a.Name())
+	}
+	if err := os.Remove(filepath.Join(root, "class", "x", "a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Read(buf); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Read of a removed attribute: %v, want a missing file", err)
+	}
+	for _, bad := range []string{"", ".", "..", "y/z"} {
+		if _, err := d.Attr(bad); err == nil {
+			t.Errorf("Attr(%q) accepted", bad)
+		}
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := fds(); got != before {
+		t.Errorf("%d descriptors open after Close, want %d", got, before)
+	}
+}
