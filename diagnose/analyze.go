@@ -97,6 +97,8 @@ func (pciClasses) RDMAFunction(string) (string, bool) { return "", false }
 // to interfaces, so such lines keep the PCI address.
 func (pciClasses) NetInterface(string) (string, bool) { return "", false }
 
+// add records the class of each function lspci listed, by its full
+// address (a domain-less address gets domain 0000).
 func (p pciClasses) add(fns []PCIFunction) {
 	for _, f := range fns {
 		if f.Address == "" {
@@ -118,6 +120,8 @@ func (p pciClasses) add(fns []PCIFunction) {
 	}
 }
 
+// ethIface is one interface's ethtool -i/-S input, gathered from the
+// files of the bundle, and what was parsed from it.
 type ethIface struct {
 	name    string
 	text    strings.Builder // ethtool -i then ethtool -S, as ethtooldump.Parse wants
@@ -207,101 +211,149 @@ func (a *Analyzer) recognise(f File) string {
 // sosIface is the interface in a sosreport name such as ethtool_-S_eth0.
 var sosIface = regexp.MustCompile(`^ethtool_(?:-[a-zA-Z]_)?([A-Za-z0-9._-]+)$`)
 
+// bundleInputs are the files whose findings need the whole bundle read
+// first: kernel logs (after lspci, for the PCI classes), ethtool -i/-S
+// files (grouped by interface) and ethtool link outputs (which name the
+// default interface).
+type bundleInputs struct {
+	kernelLogs []File
+	dumps      []dumpFile
+	links      []*LinkSettings
+}
+
 // Analyze reads every file of b and returns the findings. It analyses
 // at most b.Limits' lines of each file and of the bundle, each at most
-// b.Limits.MaxLineBytes long, and notes what it passed over.
+// b.Limits.MaxLineBytes long, and notes what it passed over. The steps:
+// each file is recognised, parsed and given its own findings (readFile);
+// then the kernel logs are matched against the rules; then the ethtool
+// -i/-S files are grouped by interface and analysed together; last the
+// findings are sorted by severity, alert and device.
 func (a *Analyzer) Analyze(b *Bundle) *Report {
 	r := &Report{Source: b.Source, Findings: []Finding{}, pciClasses: pciClasses{}}
 	lim := b.Limits.withDefaultWork()
-	var kernelLogs []File
-	ifaces := map[string]*ethIface{}
-	var dumps []dumpFile
-	var links []*LinkSettings
+	var in bundleInputs
 	for _, f := range b.Files {
-		// A JSON document is parsed whole (encoding/json, in one pass);
-		// text is analysed in lines, within the limits.
-		kind := recogniseJSON(f.Data)
-		var cut fileText
-		if kind == "" {
-			cut = analysedText(f.Data, lim, lim.MaxBundleLines-r.linesAnalysed, lim.MaxBundleTextBytes-r.textBytesAnalysed)
-			r.linesAnalysed += cut.lines
-			r.textBytesAnalysed += len(cut.data)
-			f.Data = cut.data
-			if cut.lines > 0 {
-				kind = a.recognise(f)
-			}
-		}
-		res := FileResult{Name: f.Name, Kind: kind}
-		var err error
-		switch kind {
-		case "":
-			if cut.lines > 0 || cut.note == "" {
-				res.Note = "ignored: not a format diagnose reads"
-			}
-		case KindEthtoolDump:
-			dumps = append(dumps, dumpFile{f, len(r.Files)})
-		case KindEthtoolLink:
-			var ls *LinkSettings
-			if ls, err = ParseLinkSettings(string(f.Data)); err == nil {
-				links = append(links, ls)
-				a.linkFindings(r, f.Name, ls)
-			}
-		case KindDevlinkHealth:
-			var reps []Reporter
-			if reps, err = ParseDevlinkHealth(string(f.Data)); err == nil {
-				a.devlinkFindings(r, f.Name, reps)
-			}
-		case KindDevlinkEvidence:
-			var reps []Reporter
-			if reps, err = ParseDevlinkEvidence(string(f.Data)); err == nil {
-				a.devlinkFindings(r, f.Name, reps)
-			}
-		case KindIbstat:
-			var ports []IBPort
-			if ports, err = ParseIbstat(string(f.Data)); err == nil {
-				a.ibFindings(r, f.Name, ports)
-			}
-		case KindLspci:
-			var fns []PCIFunction
-			if fns, err = ParseLspci(string(f.Data)); err == nil {
-				a.pciFindings(r, f.Name, fns)
-				r.pciClasses.add(fns)
-				for _, fn := range fns {
-					for _, why := range fn.Rejected {
-						res.addNote("not compared: " + why)
-					}
-				}
-			}
-		case KindMlxfwmanager:
-			var devs []FirmwareDevice
-			if devs, err = ParseMlxfwmanager(string(f.Data)); err == nil {
-				r.Firmware = append(r.Firmware, devs...)
-			}
-		case KindKernelLog:
-			kernelLogs = append(kernelLogs, f) // after lspci
-		}
-		if err != nil {
-			res.addNote("unparsable: " + err.Error())
-		}
-		if cut.note != "" {
-			res.addNote(cut.note)
-		}
-		r.Files = append(r.Files, res)
+		a.readFile(r, f, lim, &in)
 	}
-	for _, f := range kernelLogs {
+	for _, f := range in.kernelLogs {
 		a.kernelFindings(r, f)
 	}
-	// An ethtool -i/-S file names its interface the way sosreport does
-	// (ethtool_-S_eth0); otherwise it is the interface of the only
-	// `ethtool DEV` output, or eth0, the interface collect_debug.sh reads.
-	defName := "eth0"
-	if len(links) == 1 {
-		defName = links[0].Interface
+	ifaces := groupDumps(r, in.dumps, defaultInterface(in.links))
+	for _, ls := range in.links {
+		if it := ifaces[ls.Interface]; it != nil {
+			it.link = ls
+		}
 	}
+	a.analyseInterfaces(r, ifaces)
+	sortFindings(r.Findings)
+	return r
+}
+
+// readFile recognises one file of the bundle, parses it and adds its
+// findings and its FileResult to r; files whose findings need the whole
+// bundle go to in. A JSON document is parsed whole (encoding/json, in one
+// pass); text is analysed in lines, within the limits lim, counted
+// against the bundle's totals in r.
+func (a *Analyzer) readFile(r *Report, f File, lim Limits, in *bundleInputs) {
+	kind := recogniseJSON(f.Data)
+	var cut fileText
+	if kind == "" {
+		cut = analysedText(f.Data, lim, lim.MaxBundleLines-r.linesAnalysed, lim.MaxBundleTextBytes-r.textBytesAnalysed)
+		r.linesAnalysed += cut.lines
+		r.textBytesAnalysed += len(cut.data)
+		f.Data = cut.data
+		if cut.lines > 0 {
+			kind = a.recognise(f)
+		}
+	}
+	res := FileResult{Name: f.Name, Kind: kind}
+	if kind == "" && (cut.lines > 0 || cut.note == "") {
+		res.Note = "ignored: not a format diagnose reads"
+	}
+	if err := a.parseFile(r, f, kind, &res, in); err != nil {
+		res.addNote("unparsable: " + err.Error())
+	}
+	if cut.note != "" {
+		res.addNote(cut.note)
+	}
+	r.Files = append(r.Files, res)
+}
+
+// parseFile parses f as a file of the given kind and adds its findings
+// (or its firmware inventory) to r, or queues it in in when its findings
+// need the whole bundle. Notes about the file go to res, the result that
+// readFile appends to r.Files next; the error is the parser's.
+func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in *bundleInputs) error {
+	switch kind {
+	case KindEthtoolDump:
+		in.dumps = append(in.dumps, dumpFile{f, len(r.Files)})
+	case KindEthtoolLink:
+		ls, err := ParseLinkSettings(string(f.Data))
+		if err != nil {
+			return err
+		}
+		in.links = append(in.links, ls)
+		a.linkFindings(r, f.Name, ls)
+	case KindDevlinkHealth:
+		reps, err := ParseDevlinkHealth(string(f.Data))
+		if err != nil {
+			return err
+		}
+		a.devlinkFindings(r, f.Name, reps)
+	case KindDevlinkEvidence:
+		reps, err := ParseDevlinkEvidence(string(f.Data))
+		if err != nil {
+			return err
+		}
+		a.devlinkFindings(r, f.Name, reps)
+	case KindIbstat:
+		ports, err := ParseIbstat(string(f.Data))
+		if err != nil {
+			return err
+		}
+		a.ibFindings(r, f.Name, ports)
+	case KindLspci:
+		fns, err := ParseLspci(string(f.Data))
+		if err != nil {
+			return err
+		}
+		a.pciFindings(r, f.Name, fns)
+		r.pciClasses.add(fns)
+		for _, fn := range fns {
+			for _, why := range fn.Rejected {
+				res.addNote("not compared: " + why)
+			}
+		}
+	case KindMlxfwmanager:
+		devs, err := ParseMlxfwmanager(string(f.Data))
+		if err != nil {
+			return err
+		}
+		r.Firmware = append(r.Firmware, devs...)
+	case KindKernelLog:
+		in.kernelLogs = append(in.kernelLogs, f) // after lspci
+	}
+	return nil
+}
+
+// defaultInterface returns the interface of an ethtool -i/-S file whose
+// name does not say it: the interface of the only `ethtool DEV` output,
+// or eth0, the interface collect_debug.sh reads.
+func defaultInterface(links []*LinkSettings) string {
+	if len(links) == 1 {
+		return links[0].Interface
+	}
+	return "eth0"
+}
+
+// groupDumps parses each ethtool -i/-S file on its own, so one that does
+// not parse costs only itself (noted in r.Files), and groups the others
+// by interface: the one its name gives the way sosreport does
+// (ethtool_-S_eth0), else defName.
+func groupDumps(r *Report, dumps []dumpFile, defName string) map[string]*ethIface {
+	ifaces := map[string]*ethIface{}
 	for _, df := range dumps {
 		f := df.File
-		// Each file parses on its own first, so one that does not costs
-		// only itself.
 		if _, err := ethtooldump.Parse(bytes.NewReader(f.Data)); err != nil {
 			r.Files[df.result].addNote("unparsable: " + err.Error())
 			continue
@@ -316,27 +368,36 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 			ifaces[name] = it
 		}
 		it.results = append(it.results, df.result)
-		// ethtool -i lines first: ethtooldump.Parse reads the driver
-		// fields, then the statistics after "NIC statistics:".
-		if strings.Contains(string(f.Data), "NIC statistics:") {
-			it.text.WriteString(string(f.Data) + "\n")
-			for i, l := range lines(f.Data) {
-				k, _, ok := strings.Cut(strings.TrimSpace(l), ":")
-				if ok {
-					it.statsAt[k] = fmt.Sprintf("%s:%d", f.Name, i+1)
-				}
+		it.addDump(f)
+	}
+	return ifaces
+}
+
+// addDump adds one ethtool -i or -S file to the interface's text, ethtool
+// -i lines first: ethtooldump.Parse reads the driver fields, then the
+// statistics after "NIC statistics:". It records the file and line of
+// each statistic for the evidence.
+func (it *ethIface) addDump(f File) {
+	if strings.Contains(string(f.Data), "NIC statistics:") {
+		it.text.WriteString(string(f.Data) + "\n")
+		for i, l := range lines(f.Data) {
+			k, _, ok := strings.Cut(strings.TrimSpace(l), ":")
+			if ok {
+				it.statsAt[k] = fmt.Sprintf("%s:%d", f.Name, i+1)
 			}
-		} else {
-			s := it.text.String()
-			it.text.Reset()
-			it.text.WriteString(string(f.Data) + "\n" + s)
 		}
+		return
 	}
-	for _, ls := range links {
-		if it := ifaces[ls.Interface]; it != nil {
-			it.link = ls
-		}
-	}
+	s := it.text.String()
+	it.text.Reset()
+	it.text.WriteString(string(f.Data) + "\n" + s)
+}
+
+// analyseInterfaces parses the ethtool -i/-S text of each interface, in
+// name order, keeps it for the daemon's collectors and adds its findings;
+// an interface whose files do not parse together gets a note on each of
+// them.
+func (a *Analyzer) analyseInterfaces(r *Report, ifaces map[string]*ethIface) {
 	names := make([]string, 0, len(ifaces))
 	for n := range ifaces {
 		names = append(names, n)
@@ -355,8 +416,13 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 		r.ethIfaces = append(r.ethIfaces, it)
 		a.ethtoolFindings(r, it)
 	}
-	sort.SliceStable(r.Findings, func(i, j int) bool {
-		x, y := r.Findings[i], r.Findings[j]
+}
+
+// sortFindings orders findings by severity (pages first), then alert,
+// then device, keeping the order of equal ones.
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		x, y := fs[i], fs[j]
 		if x.Severity != y.Severity {
 			return severityRank(x.Severity) < severityRank(y.Severity)
 		}
@@ -365,9 +431,9 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 		}
 		return x.Device < y.Device
 	})
-	return r
 }
 
+// severityRank orders severities: page, then warning, then the rest.
 func severityRank(s string) int {
 	switch s {
 	case SeverityPage:
@@ -378,11 +444,14 @@ func severityRank(s string) int {
 	return 2
 }
 
+// add adds a finding of alert a to the report.
 func (r *Report) add(a Alert, condition, device, evidence, detail string) {
 	r.Findings = append(r.Findings, Finding{Condition: condition, Device: device, Severity: a.Severity,
 		Alert: a.Name, Runbook: a.Runbook(), Evidence: evidence, Detail: detail})
 }
 
+// linkFindings adds a link-down finding for an ethtool output that says
+// no link was detected.
 func (a *Analyzer) linkFindings(r *Report, file string, ls *LinkSettings) {
 	if ls.HasDetected && !ls.Detected {
 		r.add(alertLinkDown, "link_down", ls.Interface, fmt.Sprintf("%s:%d", file, ls.DetectedLine),
@@ -390,6 +459,10 @@ func (a *Analyzer) linkFindings(r *Report, file string, ls *LinkSettings) {
 	}
 }
 
+// devlinkFindings adds the findings of devlink health reporters with an
+// alert: a reporter in error (and stuck, without auto-recovery), or a
+// healthy one that counted errors since boot (more than two for tx and
+// rx, which recover routinely).
 func (a *Analyzer) devlinkFindings(r *Report, file string, reps []Reporter) {
 	for _, rep := range reps {
 		al, ok := devlinkAlert(rep.Name)
@@ -416,6 +489,8 @@ func (a *Analyzer) devlinkFindings(r *Report, file string, reps []Reporter) {
 	}
 }
 
+// ibFindings adds the findings of InfiniBand ports whose physical link is
+// not up, or up but not activated by a subnet manager.
 func (a *Analyzer) ibFindings(r *Report, file string, ports []IBPort) {
 	for _, p := range ports {
 		if p.LinkLayer != "InfiniBand" {
@@ -434,6 +509,9 @@ func (a *Analyzer) ibFindings(r *Report, file string, ports []IBPort) {
 	}
 }
 
+// pciFindings adds the findings of network functions whose PCIe link
+// trained below its capability or whose device status has an
+// uncorrectable error bit set.
 func (a *Analyzer) pciFindings(r *Report, file string, fns []PCIFunction) {
 	for _, f := range fns {
 		if !f.NetworkClass() {
@@ -475,6 +553,8 @@ var enaCounters = []struct {
 	{"admin_q_pause", alertENAAdminQPause},
 }
 
+// ethtoolFindings adds a finding for each ENA device counter of the
+// interface that is not zero (an interface of another driver has none).
 func (a *Analyzer) ethtoolFindings(r *Report, it *ethIface) {
 	if it.dump.Driver != "" && it.dump.Driver != "ena" {
 		return
@@ -493,6 +573,12 @@ func (a *Analyzer) ethtoolFindings(r *Report, it *ethIface) {
 // kernel log after a reset: "ena 0000:00:05.0 eth0: wd_expired: 1".
 var enaStatLine = regexp.MustCompile(`^ena (\S+) (\S+): (wd_expired|tx_timeout|admin_q_pause): (\d+)$`)
 
+// kernelFindings keeps the messages of kernel log f for the daemon's
+// collectors and adds a finding per alert, device and event it matched,
+// with the first line as evidence and the count of lines: the ENA
+// driver's statistics dump after a reset, and the lines the log rules
+// map to an alert (for NIC functions only when lspci did not show the
+// function to be something else).
 func (a *Analyzer) kernelFindings(r *Report, f File) {
 	type key struct{ alert, device, event string }
 	type agg struct {
@@ -517,33 +603,9 @@ func (a *Analyzer) kernelFindings(r *Report, f File) {
 			continue
 		}
 		r.kmsgLines = append(r.kmsgLines, msg)
-		ev := fmt.Sprintf("%s:%d", f.Name, i+1)
-		if m := enaStatLine.FindStringSubmatch(msg); m != nil {
-			if n, _ := strconv.ParseUint(m[4], 10, 64); n > 0 {
-				for _, c := range enaCounters {
-					if c.stat == m[3] {
-						note(key{c.alert.Name, m[2], "ena_" + c.stat}, c.alert, ev)
-					}
-				}
-			}
-			continue
+		if e, ok := a.matchKernelLine(r, msg); ok {
+			note(key{e.alert.Name, e.device, e.event}, e.alert, fmt.Sprintf("%s:%d", f.Name, i+1))
 		}
-		m, ok := a.rules.Match(msg)
-		if !ok {
-			continue
-		}
-		// As the kmsg collector: a rule for NIC functions only does not
-		// count a function lspci shows to be something else.
-		if m.Rule.NICOnly && logrules.IsPCIAddress(m.Device) {
-			if class, ok := r.pciClasses.PCIClass(m.Device); ok && !kmsg.IsNICClass(class) {
-				continue
-			}
-		}
-		al, ok := kernelLogAlert(m.Rule.Event)
-		if !ok {
-			continue
-		}
-		note(key{al.Name, m.Device, m.Rule.Event}, al, ev)
 	}
 	for _, k := range order {
 		g := found[k]
@@ -553,4 +615,43 @@ func (a *Analyzer) kernelFindings(r *Report, f File) {
 		}
 		r.add(g.al, k.event, k.device, g.first, detail)
 	}
+}
+
+// kernelEvent is what one kernel log line counts for: an alert, the
+// device and the event.
+type kernelEvent struct {
+	alert         Alert
+	device, event string
+}
+
+// matchKernelLine returns the event a kernel log message counts for, if
+// any: a non-zero counter of the ENA driver's statistics dump, or a line
+// a log rule maps to an alert. As in the kmsg collector, a rule for NIC
+// functions only does not count a function lspci shows to be something
+// else.
+func (a *Analyzer) matchKernelLine(r *Report, msg string) (kernelEvent, bool) {
+	if m := enaStatLine.FindStringSubmatch(msg); m != nil {
+		if n, _ := strconv.ParseUint(m[4], 10, 64); n > 0 {
+			for _, c := range enaCounters {
+				if c.stat == m[3] {
+					return kernelEvent{c.alert, m[2], "ena_" + c.stat}, true
+				}
+			}
+		}
+		return kernelEvent{}, false
+	}
+	m, ok := a.rules.Match(msg)
+	if !ok {
+		return kernelEvent{}, false
+	}
+	if m.Rule.NICOnly && logrules.IsPCIAddress(m.Device) {
+		if class, ok := r.pciClasses.PCIClass(m.Device); ok && !kmsg.IsNICClass(class) {
+			return kernelEvent{}, false
+		}
+	}
+	al, ok := kernelLogAlert(m.Rule.Event)
+	if !ok {
+		return kernelEvent{}, false
+	}
+	return kernelEvent{al, m.Device, m.Rule.Event}, true
 }

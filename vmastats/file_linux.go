@@ -23,49 +23,63 @@ import (
 //     its writer verified with opts.Liveness, and reopened for I/O (see
 //     Open);
 //  2. the header is read with pread and the size is checked against the
-//     layout its version implies before anything is mapped or written;
-//  3. the reader counter alone (offset 0) is incremented atomically;
+//     layout its version implies before anything is mapped or written
+//     (checkLayout);
+//  3. the reader counter alone (offset 0) is incremented atomically
+//     (File.Handshake);
 //  4. the whole file is read with pread into private memory until two
-//     reads agree, then decoded.
+//     reads agree, then decoded (decodeStable).
 func Load(c Candidate, opts LoadOptions) (*Loaded, error) {
 	f, err := Open(c, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	size, err := checkLayout(f, c.Path)
+	if err != nil {
+		return nil, err
+	}
+	out := &Loaded{Process: f.Process, Info: f.Info}
+	if out.Handshake, err = f.Handshake(OffsetReaderCounter, opts.Settle); err != nil {
+		return nil, err
+	}
+	if out.Stats, err = decodeStable(f, c.Path, size); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// checkLayout reads the header of f, identifies the libvma version and
+// layout it names, and returns the file size that layout implies, after
+// checking that f has exactly that size. Errors wrap ErrUnsupported or
+// Identify's errors, with the path.
+func checkLayout(f *File, path string) (int64, error) {
 	hdr := make([]byte, HeaderSize)
 	if _, err := f.ReadAt(hdr, 0); err != nil {
-		return nil, fmt.Errorf("%w: %s: reading the header: %v", ErrUnsupported, c.Path, err)
+		return 0, fmt.Errorf("%w: %s: reading the header: %v", ErrUnsupported, path, err)
 	}
 	ver, h, size, err := Identify(hdr)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Path, err)
+		return 0, fmt.Errorf("%s: %w", path, err)
 	}
 	if size != f.Size() {
-		return nil, fmt.Errorf("%w: %s has %d bytes, but libvma %s (layout %s, %d sockets) writes %d", ErrUnsupported, c.Path, f.Size(), h.Version(), ver.Layout, h.MaxSockets, size)
+		return 0, fmt.Errorf("%w: %s has %d bytes, but libvma %s (layout %s, %d sockets) writes %d", ErrUnsupported, path, f.Size(), h.Version(), ver.Layout, h.MaxSockets, size)
 	}
+	return size, nil
+}
 
-	out := &Loaded{Process: f.Process, Info: f.Info}
-	if f.Writable() {
-		if err := f.BumpReaderCounter(OffsetReaderCounter); err != nil {
-			return nil, fmt.Errorf("%s: reader handshake: %w", c.Path, err)
-		}
-		out.Handshake = true
-		if opts.Settle > 0 {
-			time.Sleep(opts.Settle)
-		}
-	}
-
+// decodeStable reads size bytes of f until two reads agree (the reader
+// counter aside) and decodes them.
+func decodeStable(f *File, path string, size int64) (*Stats, error) {
 	buf, err := f.ReadStable(size, OffsetReaderCounter)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	s, err := Parse(buf)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	out.Stats = s
-	return out, nil
+	return s, nil
 }
 
 // File is a statistics file opened by Open: verified, and open for
@@ -100,74 +114,120 @@ type File struct {
 // Errors wrap ErrRefused, ErrStale or ErrFiltered where they apply. The
 // caller must Close the File.
 func Open(c Candidate, opts LoadOptions) (*File, error) {
+	pfd, st, err := openPath(c.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(pfd)
+	fi := FileInfo{Dev: st.Dev, Ino: st.Ino, UID: st.Uid, Size: st.Size, Ctime: time.Unix(st.Ctim.Unix())}
+	proc, err := verifyWriter(c, fi, opts)
+	if err != nil {
+		return nil, err
+	}
+	f, writable, size, err := reopen(pfd, c.Path, st, !opts.NoHandshake)
+	if err != nil {
+		return nil, err
+	}
+	return &File{f: f, size: size, writable: writable, Process: proc, Info: fi}, nil
+}
+
+// openPath opens path with O_PATH|O_NOFOLLOW (steps 1 and 2 of Open) and
+// returns the descriptor, which the caller must close, and what fstat
+// said of it: only a regular file with one link that is no mount point
+// is accepted.
+func openPath(path string) (int, unix.Stat_t, error) {
+	var st unix.Stat_t
+	pfd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return -1, st, fmt.Errorf("%w: %s is a symbolic link", ErrRefused, path)
+	}
+	if errors.Is(err, unix.ENOENT) {
+		return -1, st, fmt.Errorf("%w: %s vanished", ErrStale, path)
+	}
+	if err != nil {
+		return -1, st, fmt.Errorf("opening %s: %w", path, err)
+	}
+	if err := checkPath(pfd, path, &st); err != nil {
+		unix.Close(pfd)
+		return -1, st, err
+	}
+	return pfd, st, nil
+}
+
+// checkPath refuses a mount point, fills st from fstat of pfd and refuses
+// anything but a regular file with one link (no hard link to another
+// user's file).
+func checkPath(pfd int, path string, st *unix.Stat_t) error {
+	if err := refuseMountPoint(pfd, path); err != nil {
+		return err
+	}
+	if err := unix.Fstat(pfd, st); err != nil {
+		return fmt.Errorf("stat %s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		// O_PATH|O_NOFOLLOW opens the link itself, never its target.
+		return fmt.Errorf("%w: %s is a symbolic link", ErrRefused, path)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fmt.Errorf("%w: %s is not a regular file (mode %#o)", ErrRefused, path, st.Mode)
+	}
+	if st.Nlink != 1 {
+		return fmt.Errorf("%w: %s has %d hard links", ErrRefused, path, st.Nlink)
+	}
+	return nil
+}
+
+// verifyWriter verifies the writer of the file fi with opts.Liveness
+// (procfs at /proc when nil) and asks opts.Accept about it (steps 3 and 4
+// of Open).
+func verifyWriter(c Candidate, fi FileInfo, opts LoadOptions) (Process, error) {
 	live := opts.Liveness
 	if live == nil {
 		live = NewProcLiveness("/proc")
 	}
-	pfd, err := unix.Open(c.Path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ELOOP) {
-		return nil, fmt.Errorf("%w: %s is a symbolic link", ErrRefused, c.Path)
-	}
-	if errors.Is(err, unix.ENOENT) {
-		return nil, fmt.Errorf("%w: %s vanished", ErrStale, c.Path)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", c.Path, err)
-	}
-	defer unix.Close(pfd)
-	if err := refuseMountPoint(pfd, c.Path); err != nil {
-		return nil, err
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(pfd, &st); err != nil {
-		return nil, fmt.Errorf("stat %s: %w", c.Path, err)
-	}
-	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		// O_PATH|O_NOFOLLOW opens the link itself, never its target.
-		return nil, fmt.Errorf("%w: %s is a symbolic link", ErrRefused, c.Path)
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, fmt.Errorf("%w: %s is not a regular file (mode %#o)", ErrRefused, c.Path, st.Mode)
-	}
-	if st.Nlink != 1 {
-		return nil, fmt.Errorf("%w: %s has %d hard links", ErrRefused, c.Path, st.Nlink)
-	}
-	fi := FileInfo{Dev: st.Dev, Ino: st.Ino, UID: st.Uid, Size: st.Size, Ctime: time.Unix(st.Ctim.Unix())}
 	proc, err := live.Verify(c.PID, fi)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Path, err)
+		return Process{}, fmt.Errorf("%s: %w", c.Path, err)
 	}
 	if opts.Accept != nil && !opts.Accept(proc) {
-		return nil, ErrFiltered
+		return Process{}, ErrFiltered
 	}
+	return proc, nil
+}
 
+// reopen opens the inode of pfd for I/O through /proc/self/fd (step 5 of
+// Open): read-write when wantWrite and the file allows it, else
+// read-only. It checks that the inode is still the one st describes and
+// returns the file, whether it is writable, and its size.
+func reopen(pfd int, path string, st unix.Stat_t, wantWrite bool) (*os.File, bool, int64, error) {
 	self := "/proc/self/fd/" + strconv.Itoa(pfd)
-	writable := !opts.NoHandshake
+	writable := wantWrite
 	fd := -1
+	var err error
 	if writable {
 		fd, err = unix.Open(self, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS) {
 			writable = false
 		} else if err != nil {
-			return nil, fmt.Errorf("reopening %s: %w", c.Path, err)
+			return nil, false, 0, fmt.Errorf("reopening %s: %w", path, err)
 		}
 	}
 	if fd < 0 {
 		if fd, err = unix.Open(self, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0); err != nil {
-			return nil, fmt.Errorf("reopening %s: %w", c.Path, err)
+			return nil, false, 0, fmt.Errorf("reopening %s: %w", path, err)
 		}
 	}
-	f := os.NewFile(uintptr(fd), c.Path)
+	f := os.NewFile(uintptr(fd), path)
 	var st2 unix.Stat_t
 	if err := unix.Fstat(fd, &st2); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("stat %s: %w", c.Path, err)
+		return nil, false, 0, fmt.Errorf("stat %s: %w", path, err)
 	}
 	if st2.Dev != st.Dev || st2.Ino != st.Ino {
 		f.Close()
-		return nil, fmt.Errorf("%w: %s was replaced while it was opened", ErrRefused, c.Path)
+		return nil, false, 0, fmt.Errorf("%w: %s was replaced while it was opened", ErrRefused, path)
 	}
-	return &File{f: f, size: st2.Size, writable: writable, Process: proc, Info: fi}, nil
+	return f, writable, st2.Size, nil
 }
 
 // Close closes the file.
@@ -198,6 +258,24 @@ func (f *File) BumpReaderCounter(off int64) error {
 		return errors.New("the file is open read-only")
 	}
 	return bumpReaderCounter(int(f.f.Fd()), off)
+}
+
+// Handshake is the reader handshake: when the file is writable it
+// increments the int32 reader counter at counterOff (BumpReaderCounter),
+// waits settle so that the library's timer copies its counters into the
+// file, and reports true; a read-only file is left as the library last
+// wrote it, and Handshake reports false.
+func (f *File) Handshake(counterOff int64, settle time.Duration) (bool, error) {
+	if !f.writable {
+		return false, nil
+	}
+	if err := f.BumpReaderCounter(counterOff); err != nil {
+		return false, fmt.Errorf("%s: reader handshake: %w", f.f.Name(), err)
+	}
+	if settle > 0 {
+		time.Sleep(settle)
+	}
+	return true, nil
 }
 
 // refuseMountPoint refuses a name that something is mounted on. O_NOFOLLOW

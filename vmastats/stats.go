@@ -295,8 +295,13 @@ type Socket struct {
 }
 
 // Protocol returns "tcp", "udp" or "other".
-func (s *Socket) Protocol() string {
-	switch s.Type {
+func (s *Socket) Protocol() string { return SocketProtocol(s.Type) }
+
+// SocketProtocol returns the protocol of a socket type as libvma and
+// libxlio record it: "tcp" for SockStream, "udp" for SockDgram, else
+// "other".
+func SocketProtocol(typ uint8) string {
+	switch typ {
 	case SockStream:
 		return "tcp"
 	case SockDgram:

@@ -2,7 +2,6 @@ package xliostats
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/nic-exporter/nic_exporter/vmastats"
 )
@@ -49,14 +48,8 @@ func Load(c vmastats.Candidate, opts vmastats.LoadOptions) (*Loaded, error) {
 	rc := int64(h.Layout.ReaderCounterOffset())
 
 	out := &Loaded{Process: f.Process, Info: f.Info}
-	if f.Writable() {
-		if err := f.BumpReaderCounter(rc); err != nil {
-			return nil, fmt.Errorf("%s: reader handshake: %w", c.Path, err)
-		}
-		out.Handshake = true
-		if opts.Settle > 0 {
-			time.Sleep(opts.Settle)
-		}
+	if out.Handshake, err = f.Handshake(rc, opts.Settle); err != nil {
+		return nil, err
 	}
 	buf, err := f.ReadStable(size, rc)
 	if err != nil {

@@ -195,10 +195,11 @@ type MCGroup struct {
 	Group   netip.Addr
 }
 
-// Socket types as libxlio records them (SOCK_STREAM, SOCK_DGRAM).
+// Socket types as libxlio records them (SOCK_STREAM, SOCK_DGRAM), as
+// libvma does.
 const (
-	SockStream = 1
-	SockDgram  = 2
+	SockStream = vmastats.SockStream
+	SockDgram  = vmastats.SockDgram
 )
 
 // Socket is one enabled socket block.
@@ -228,15 +229,7 @@ type Socket struct {
 }
 
 // Protocol returns "tcp", "udp" or "other".
-func (s *Socket) Protocol() string {
-	switch s.Type {
-	case SockStream:
-		return "tcp"
-	case SockDgram:
-		return "udp"
-	}
-	return "other"
-}
+func (s *Socket) Protocol() string { return vmastats.SocketProtocol(s.Type) }
 
 // Stats is the decoded content of one statistics file. Slices hold only
 // enabled blocks.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 	"github.com/nic-exporter/nic_exporter/vmastats"
 	"github.com/nic-exporter/nic_exporter/vmastats/vmastatstest"
 )
@@ -40,6 +42,28 @@ func plant(t *testing.T, dir string, pids []int) {
 		}
 		syscall.Close(fd)
 	}
+}
+
+// idleProcesses starts n processes (sleep) in process groups of their
+// own, which the test's cleanup kills, and returns their pids: they live
+// for the whole test whatever else the machine runs.
+func idleProcesses(t *testing.T, n int) []int {
+	t.Helper()
+	sleep := testenv.LookPath(t, "sleep")
+	pids := make([]int, 0, n)
+	for i := 0; i < n; i++ {
+		cmd := exec.Command(sleep, "infinity")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("starting %s: %v", sleep, err)
+		}
+		t.Cleanup(func() {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+		})
+		pids = append(pids, cmd.Process.Pid)
+	}
+	return pids
 }
 
 // livePids returns the pids in /proc now.
@@ -179,21 +203,15 @@ func TestVMAJunkFlood(t *testing.T) {
 
 // TestVMAJunkOfLivePids plants more files than a poll opens under the
 // pids of live processes that write no libvma statistics (they are
-// refused once opened). The files over the limit are counted as skipped,
+// refused once opened): processes of its own, since any other process of
+// the machine may exit during the test, and the file of a dead pid is
+// counted stale, not skipped. The files over the limit are counted as skipped,
 // the genuine process is exported within the polls it takes to give
 // every file a turn, and once exported it is read first at every poll.
 func TestVMAJunkOfLivePids(t *testing.T) {
 	const limit = 8
 	dir := t.TempDir()
-	var pids []int
-	for pid := range livePids(t) {
-		if pid != os.Getpid() && len(pids) < 3*limit {
-			pids = append(pids, pid)
-		}
-	}
-	if len(pids) < 2*limit {
-		t.Fatalf("only %d processes to plant files for", len(pids))
-	}
+	pids := idleProcesses(t, 3*limit)
 	plant(t, dir, pids)
 	genuine := publish(t, dir)
 	c := New(Config{Dirs: []string{dir}, ProcPath: "/proc", MaxFiles: limit}, zap.NewNop())

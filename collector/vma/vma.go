@@ -1,8 +1,10 @@
 // Package vma holds the vma and xlio collectors: per-process statistics
 // of applications accelerated by NVIDIA VMA and by its successor XLIO,
 // read safely from libvma's vmastat.<pid> and libxlio's xliostat.<pid>
-// shared-memory files. The two collectors share the file loop (files.go)
-// and the metric model; they differ in the decoder and the prefix.
+// shared-memory files. The two collectors share the file loop (files.go),
+// the rendering helpers (render.go) and the metric model: the families
+// whose meaning is the same in both libraries are defined once
+// (families.go) and built under each prefix.
 package vma
 
 import (
@@ -266,6 +268,8 @@ func (v *Collector) Update(ctx context.Context, p *collector.Poll) error {
 	return nil
 }
 
+// The families of libvma whose meaning, help or labels differ from
+// libxlio's; those it shares are in families.go.
 var (
 	vmaFiles = exposition.MustNewDesc("nic_vma_files",
 		"libvma statistics files found, by state: live (read), stale (process gone or pid reused; ignored, never deleted), unsupported (unknown version or size), refused (symbolic link, not a regular file, wrong owner, not mapped by the process), error (could not be read), skipped (not opened this poll: over the limit of files opened per poll).",
@@ -275,39 +279,13 @@ var (
 	vmaHandshake = exposition.MustNewDesc("nic_vma_reader_handshake",
 		"1 if the exporter could increment the file's reader_counter so libvma keeps copying fresh counters; 0 if it may only read (counters then stay as libvma last copied them).",
 		exposition.Gauge, "pid", "comm", "version")
-	vmaStartTime = exposition.MustNewDesc("nic_vma_process_start_time_seconds",
-		"Start time of the process, in seconds since the epoch; per-process totals restart when it changes.", exposition.Gauge, "pid", "comm", "version")
 	vmaSockets = exposition.MustNewDesc("nic_vma_sockets",
 		"Open sockets known to libvma, by protocol and whether libvma offloads them; offloaded=\"false\" means the traffic takes the kernel (OS) path.",
 		exposition.Gauge, "pid", "comm", "version", "protocol", "offloaded")
-	vmaRxReadyPackets = exposition.MustNewDesc("nic_vma_socket_rx_ready_packets",
-		"Packets waiting in sockets' receive ready queues, summed over the process's sockets.", exposition.Gauge, "pid", "comm", "version")
-	vmaRxReadyBytes = exposition.MustNewDesc("nic_vma_socket_rx_ready_bytes",
-		"Bytes waiting in sockets' receive ready queues, summed over the process's sockets.", exposition.Gauge, "pid", "comm", "version")
-	vmaTxReadyBytes = exposition.MustNewDesc("nic_vma_socket_tx_ready_bytes",
-		"Bytes waiting to be sent, summed over the process's sockets.", exposition.Gauge, "pid", "comm", "version")
 
 	vmaCQDrops = exposition.MustNewDesc("nic_vma_cq_rx_dropped_packets_total",
 		"Packets a completion queue dropped on receive.", exposition.Counter, "pid", "comm", "version", "cq")
-	vmaCQQueue = exposition.MustNewDesc("nic_vma_cq_rx_queue_length",
-		"Packets in a completion queue's software receive queue.", exposition.Gauge, "pid", "comm", "version", "cq")
-	vmaCQDrained = exposition.MustNewDesc("nic_vma_cq_rx_drained_at_once_max",
-		"Largest number of completions drained at once.", exposition.Gauge, "pid", "comm", "version", "cq")
-	vmaCQPool = exposition.MustNewDesc("nic_vma_cq_buffer_pool_length",
-		"Buffers in a completion queue's buffer pool.", exposition.Gauge, "pid", "comm", "version", "cq")
 
-	vmaRingPackets = exposition.MustNewDesc("nic_vma_ring_packets_total",
-		"Packets through a ring, by direction.", exposition.Counter, "pid", "comm", "version", "ring", "type", "direction")
-	vmaRingBytes = exposition.MustNewDesc("nic_vma_ring_bytes_total",
-		"Bytes through a ring, by direction.", exposition.Counter, "pid", "comm", "version", "ring", "type", "direction")
-	vmaRingRetrans = exposition.MustNewDesc("nic_vma_ring_tx_retransmissions_total",
-		"Retransmissions sent through a ring.", exposition.Counter, "pid", "comm", "version", "ring", "type")
-	vmaRingIntr = exposition.MustNewDesc("nic_vma_ring_rx_interrupts_total",
-		"Receive interrupts of a hardware ring, requested (armed) or received.", exposition.Counter, "pid", "comm", "version", "ring", "type", "event")
-	vmaRingModCount = exposition.MustNewDesc("nic_vma_ring_rx_cq_moderation_frames",
-		"Receive CQ moderation: frames per interrupt.", exposition.Gauge, "pid", "comm", "version", "ring", "type")
-	vmaRingModPeriod = exposition.MustNewDesc("nic_vma_ring_rx_cq_moderation_period_seconds",
-		"Receive CQ moderation: period (libvma reports microseconds).", exposition.Gauge, "pid", "comm", "version", "ring", "type")
 	vmaRingTapBuffers = exposition.MustNewDesc("nic_vma_ring_tap_rx_buffers",
 		"Receive buffers of a tap ring.", exposition.Gauge, "pid", "comm", "version", "ring", "tap")
 	vmaRingTapPlugouts = exposition.MustNewDesc("nic_vma_ring_tap_vf_plugouts_total",
@@ -318,102 +296,16 @@ var (
 	vmaPoolNoBufs = exposition.MustNewDesc("nic_vma_buffer_pool_no_buffers_total",
 		"Times a buffer pool had no buffer to give (the \"Failed to allocate buffer pool\" / memlock limit situation).", exposition.Counter, "pid", "comm", "version", "pool")
 
-	vmaIomuxPolls = exposition.MustNewDesc("nic_vma_iomux_polls_total",
-		"Polls of offloaded sockets by poll, select or an epoll fd, by result (hit: data was ready).", exposition.Counter, "pid", "comm", "version", "iomux", "epfd", "result")
-	vmaIomuxTimeouts = exposition.MustNewDesc("nic_vma_iomux_timeouts_total",
-		"poll/select/epoll calls that timed out.", exposition.Counter, "pid", "comm", "version", "iomux", "epfd")
-	vmaIomuxErrors = exposition.MustNewDesc("nic_vma_iomux_errors_total",
-		"poll/select/epoll calls that failed.", exposition.Counter, "pid", "comm", "version", "iomux", "epfd")
-	vmaIomuxReady = exposition.MustNewDesc("nic_vma_iomux_rx_ready_fds_total",
-		"File descriptors found ready for receive, by path (offload or os).", exposition.Counter, "pid", "comm", "version", "iomux", "epfd", "path")
 	vmaIomuxCPU = exposition.MustNewDesc("nic_vma_iomux_polling_cpu_percent",
 		"Share of time poll/select/epoll spent busy-polling, in percent.", exposition.Gauge, "pid", "comm", "version", "iomux", "epfd")
-
-	vmaMCGroup = exposition.MustNewDesc("nic_vma_multicast_group_sockets",
-		"Sockets of the process that are members of a multicast group.", exposition.Gauge, "pid", "comm", "version", "group")
-
-	vmaFDInfo = exposition.MustNewDesc("nic_vma_fd_info",
-		"A socket known to libvma, value 1 (a detail series at /metrics/detail; in /metrics too with --collector.vma.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote", "offloaded", "tcp_state")
-	vmaFDRxReadyPackets = exposition.MustNewDesc("nic_vma_fd_rx_ready_packets",
-		"Packets in the socket's receive ready queue (a detail series at /metrics/detail; in /metrics too with --collector.vma.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote")
-	vmaFDRxReadyBytes = exposition.MustNewDesc("nic_vma_fd_rx_ready_bytes",
-		"Bytes in the socket's receive ready queue (a detail series at /metrics/detail; in /metrics too with --collector.vma.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote")
-	vmaFDMember = exposition.MustNewDesc("nic_vma_fd_multicast_member",
-		"1 for each multicast group the socket is a member of (a detail series at /metrics/detail; in /metrics too with --collector.vma.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote", "group")
 )
 
-// fdFamilies are the per-socket families, in one part of the snapshot.
-type fdFamilies struct {
-	info, rxReadyPackets, rxReadyBytes, member *exposition.Desc
-	counters                                   []*exposition.Desc // by vmaSockCounters index
-}
-
-// fdInDefault and fdInDetail are the per-socket families in the default
-// part (--collector.vma.per-socket) and in the detail part.
-var fdInDefault, fdInDetail = func() (*fdFamilies, *fdFamilies) {
-	def := &fdFamilies{info: vmaFDInfo, rxReadyPackets: vmaFDRxReadyPackets, rxReadyBytes: vmaFDRxReadyBytes, member: vmaFDMember}
-	det := &fdFamilies{info: vmaFDInfo.AsDetail(), rxReadyPackets: vmaFDRxReadyPackets.AsDetail(), rxReadyBytes: vmaFDRxReadyBytes.AsDetail(), member: vmaFDMember.AsDetail()}
-	asDetail := map[*exposition.Desc]*exposition.Desc{}
-	for _, sc := range vmaSockCounters {
-		if asDetail[sc.fd] == nil {
-			asDetail[sc.fd] = sc.fd.AsDetail()
-		}
-		def.counters = append(def.counters, sc.fd)
-		det.counters = append(det.counters, asDetail[sc.fd])
-	}
-	return def, det
-}()
-
-// vmaSockCounter maps one per-socket counter to its families: the
-// process aggregate and the per-socket one, with extra label values.
-type vmaSockCounter struct {
-	c     vmastats.Counter
-	agg   *exposition.Desc
-	fd    *exposition.Desc
-	extra []string
-}
-
-func vmaSockFamilies(name, help string, extraLabels ...string) (*exposition.Desc, *exposition.Desc) {
-	agg := exposition.MustNewDesc("nic_vma_socket_"+name+"_total", help+" Summed over the process's sockets, including closed ones.",
-		exposition.Counter, append([]string{"pid", "comm", "version"}, extraLabels...)...)
-	fd := exposition.MustNewDesc("nic_vma_fd_"+name+"_total", help+" Per socket (a detail series at /metrics/detail; in /metrics too with --collector.vma.per-socket).",
-		exposition.Counter, append([]string{"pid", "comm", "version", "fd", "protocol", "local", "remote"}, extraLabels...)...)
-	return agg, fd
-}
-
-var vmaSockCounters = func() []vmaSockCounter {
-	var out []vmaSockCounter
-	add := func(agg, fd *exposition.Desc, defs ...any) {
-		for i := 0; i < len(defs); i += 2 {
-			out = append(out, vmaSockCounter{c: defs[i].(vmastats.Counter), agg: agg, fd: fd, extra: defs[i+1].([]string)})
-		}
-	}
-	a, f := vmaSockFamilies("packets", "Packets received or sent, by direction and path (offload: through libvma; os: fell back to the kernel).", "direction", "path")
-	add(a, f, vmastats.RxPackets, []string{"rx", "offload"}, vmastats.RxOSPackets, []string{"rx", "os"},
-		vmastats.TxPackets, []string{"tx", "offload"}, vmastats.TxOSPackets, []string{"tx", "os"})
-	a, f = vmaSockFamilies("bytes", "Bytes received or sent, by direction and path.", "direction", "path")
-	add(a, f, vmastats.RxBytes, []string{"rx", "offload"}, vmastats.RxOSBytes, []string{"rx", "os"},
-		vmastats.TxBytes, []string{"tx", "offload"}, vmastats.TxOSBytes, []string{"tx", "os"})
-	a, f = vmaSockFamilies("errors", "Receive or send calls that failed, by direction and path.", "direction", "path")
-	add(a, f, vmastats.RxErrors, []string{"rx", "offload"}, vmastats.RxOSErrors, []string{"rx", "os"},
-		vmastats.TxErrors, []string{"tx", "offload"}, vmastats.TxOSErrors, []string{"tx", "os"})
-	a, f = vmaSockFamilies("eagain", "Receive or send calls that returned EAGAIN, by direction and path (libvma before 9.1 counts offloaded send drops here).", "direction", "path")
-	add(a, f, vmastats.RxEagain, []string{"rx", "offload"}, vmastats.RxOSEagain, []string{"rx", "os"},
-		vmastats.TxEagain, []string{"tx", "offload"}, vmastats.TxOSEagain, []string{"tx", "os"})
-	a, f = vmaSockFamilies("rx_ready_queue_dropped_packets", "Packets dropped because the socket's receive ready queue was full.")
-	add(a, f, vmastats.RxReadyPktDrop, []string{})
-	a, f = vmaSockFamilies("rx_ready_queue_dropped_bytes", "Bytes dropped because the socket's receive ready queue was full.")
-	add(a, f, vmastats.RxReadyByteDrop, []string{})
-	a, f = vmaSockFamilies("rx_polls", "Receive polls of offloaded sockets, by result: hit (data ready), miss, os_hit (data found on the kernel path).", "result")
-	add(a, f, vmastats.RxPollHit, []string{"hit"}, vmastats.RxPollMiss, []string{"miss"}, vmastats.RxPollOSHit, []string{"os_hit"})
-	a, f = vmaSockFamilies("tx_retransmissions", "TCP segments retransmitted.")
-	add(a, f, vmastats.TxRetransmits, []string{})
-	a, f = vmaSockFamilies("ring_migrations", "Times a socket moved to another ring, by direction.", "direction")
-	add(a, f, vmastats.RxMigrations, []string{"rx"}, vmastats.TxMigrations, []string{"tx"})
-	a, f = vmaSockFamilies("tx_dummy_packets", "Dummy send requests (VMA_SEND_FLAGS_DUMMY) that warmed the send path.")
-	add(a, f, vmastats.TxDummy, []string{})
-	return out
-}()
+// The families libvma shares with libxlio (families.go).
+var (
+	vmaShared               = libVMA.families()
+	vmaSockCounters         = libVMA.sockCounters()
+	fdInDefault, fdInDetail = libVMA.fdFamilies(vmaSockCounters)
+)
 
 // tcpStates are lwip's TCP state names.
 var tcpStates = []string{"CLOSED", "LISTEN", "SYN_SENT", "SYN_RCVD", "ESTABLISHED", "FIN_WAIT_1", "FIN_WAIT_2", "CLOSE_WAIT", "CLOSING", "LAST_ACK", "TIME_WAIT"}
@@ -425,7 +317,7 @@ func renderVMA(p *collector.Poll, l *vmastats.Loaded, st *vmaProc, fd *fdFamilie
 	p.Add(vmaInfo, 1, b.with(s.Layout.String())...)
 	p.Add(vmaHandshake, collector.Bool(l.Handshake), b...)
 	if !l.Process.Start.IsZero() {
-		p.Add(vmaStartTime, float64(l.Process.Start.Unix()), b...)
+		p.Add(vmaShared.startTime, float64(l.Process.Start.Unix()), b...)
 	}
 	renderVMASockets(p, s, st, b)
 	renderVMAQueues(p, s, b)
@@ -434,7 +326,7 @@ func renderVMA(p *collector.Poll, l *vmastats.Loaded, st *vmaProc, fd *fdFamilie
 	for i, g := range s.Multicast.Groups {
 		groups[i] = mcGroup(g)
 	}
-	renderVMAFDs(p, s, st, fd, b, emitGroups(p, vmaMCGroup, b, groups))
+	renderVMAFDs(p, s, st, fd, b, emitGroups(p, vmaShared.mcGroup, b, groups))
 }
 
 // renderVMASockets adds the socket counts and the process's totals of the
@@ -450,11 +342,11 @@ func renderVMASockets(p *collector.Poll, s *vmastats.Stats, st *vmaProc, b procL
 		txBytes += k.TxReadyBytes
 	}
 	emitSocketClasses(p, vmaSockets, b, classes)
-	p.Add(vmaRxReadyPackets, float64(rxPkts), b...)
-	p.Add(vmaRxReadyBytes, float64(rxBytes), b...)
-	p.Add(vmaTxReadyBytes, float64(txBytes), b...)
+	p.Add(vmaShared.rxReadyPackets, float64(rxPkts), b...)
+	p.Add(vmaShared.rxReadyBytes, float64(rxBytes), b...)
+	p.Add(vmaShared.txReadyBytes, float64(txBytes), b...)
 	for _, sc := range vmaSockCounters {
-		p.Add(sc.agg, float64(st.total(sc.c)), b.with(sc.extra...)...)
+		p.Add(sc.agg, float64(st.total(sc.vma)), b.with(sc.extra...)...)
 	}
 }
 
@@ -463,22 +355,22 @@ func renderVMAQueues(p *collector.Poll, s *vmastats.Stats, b procLabels) {
 	for _, c := range s.CQs {
 		l := b.with(strconv.Itoa(c.Index))
 		p.Add(vmaCQDrops, float64(c.RxPktDrop), l...)
-		p.Add(vmaCQQueue, float64(c.RxSWQueueLen), l...)
-		p.Add(vmaCQDrained, float64(c.RxDrainedAtOnceMax), l...)
-		p.Add(vmaCQPool, float64(c.BufferPoolLen), l...)
+		p.Add(vmaShared.cqQueue, float64(c.RxSWQueueLen), l...)
+		p.Add(vmaShared.cqDrained, float64(c.RxDrainedAtOnceMax), l...)
+		p.Add(vmaShared.cqPool, float64(c.BufferPoolLen), l...)
 	}
 	for _, r := range s.Rings {
 		idx, typ := strconv.Itoa(r.Index), r.Type.String()
-		p.Add(vmaRingPackets, float64(r.RxPackets), b.with(idx, typ, "rx")...)
-		p.Add(vmaRingPackets, float64(r.TxPackets), b.with(idx, typ, "tx")...)
-		p.Add(vmaRingBytes, float64(r.RxBytes), b.with(idx, typ, "rx")...)
-		p.Add(vmaRingBytes, float64(r.TxBytes), b.with(idx, typ, "tx")...)
-		p.Add(vmaRingRetrans, float64(r.TxRetransmits), b.with(idx, typ)...)
+		p.Add(vmaShared.ringPackets, float64(r.RxPackets), b.with(idx, typ, "rx")...)
+		p.Add(vmaShared.ringPackets, float64(r.TxPackets), b.with(idx, typ, "tx")...)
+		p.Add(vmaShared.ringBytes, float64(r.RxBytes), b.with(idx, typ, "rx")...)
+		p.Add(vmaShared.ringBytes, float64(r.TxBytes), b.with(idx, typ, "tx")...)
+		p.Add(vmaShared.ringRetrans, float64(r.TxRetransmits), b.with(idx, typ)...)
 		if x := r.Simple; x != nil {
-			p.Add(vmaRingIntr, float64(x.RxInterruptRequests), b.with(idx, typ, "requested")...)
-			p.Add(vmaRingIntr, float64(x.RxInterruptReceived), b.with(idx, typ, "received")...)
-			p.Add(vmaRingModCount, float64(x.RxCQModerationCount), b.with(idx, typ)...)
-			p.Add(vmaRingModPeriod, float64(x.RxCQModerationPeriod)/1e6, b.with(idx, typ)...)
+			p.Add(vmaShared.ringIntr, float64(x.RxInterruptRequests), b.with(idx, typ, "requested")...)
+			p.Add(vmaShared.ringIntr, float64(x.RxInterruptReceived), b.with(idx, typ, "received")...)
+			p.Add(vmaShared.ringModCount, float64(x.RxCQModerationCount), b.with(idx, typ)...)
+			p.Add(vmaShared.ringModPeriod, float64(x.RxCQModerationPeriod)/1e6, b.with(idx, typ)...)
 		}
 		if t := r.Tap; t != nil {
 			p.Add(vmaRingTapBuffers, float64(t.RxBuffers), b.with(idx, t.Name)...)
@@ -498,9 +390,6 @@ func renderVMAQueues(p *collector.Poll, s *vmastats.Stats, b procLabels) {
 	}
 }
 
-// vmaIomuxFamilies are libvma's poll/select/epoll families.
-var vmaIomuxFamilies = iomuxFamilies{polls: vmaIomuxPolls, timeouts: vmaIomuxTimeouts, errors: vmaIomuxErrors, ready: vmaIomuxReady}
-
 // renderVMAIomux adds the poll, select and epoll users.
 func renderVMAIomux(p *collector.Poll, s *vmastats.Stats, st *vmaProc, b procLabels) {
 	user := func(kind string, idx int, fd int32, x vmastats.IomuxStats) {
@@ -513,7 +402,7 @@ func renderVMAIomux(p *collector.Poll, s *vmastats.Stats, st *vmaProc, b procLab
 			c[i] = m.c[i].total
 		}
 		epfd := epfdLabel(kind, fd)
-		emitIomux(p, vmaIomuxFamilies, b, kind, epfd, c)
+		emitIomux(p, vmaShared.iomux, b, kind, epfd, c)
 		p.Add(vmaIomuxCPU, float64(x.PollingTime), b.with(kind, epfd)...)
 	}
 	user("poll", 0, 0, s.Iomux.Poll)
@@ -556,7 +445,7 @@ func renderVMAFDs(p *collector.Poll, s *vmastats.Stats, st *vmaProc, fd *fdFamil
 		p.Add(fd.rxReadyPackets, float64(k.RxReadyPkts), fdl...)
 		p.Add(fd.rxReadyBytes, float64(k.RxReadyBytes), fdl...)
 		for i, sc := range vmaSockCounters {
-			p.Add(fd.counters[i], float64(ss.counters[sc.c].total), withLast(fdl, sc.extra...)...)
+			p.Add(fd.counters[i], float64(ss.counters[sc.vma].total), withLast(fdl, sc.extra...)...)
 		}
 		member := make(map[string]bool, len(k.MCGroups))
 		for _, g := range k.MCGroups {

@@ -52,7 +52,7 @@ type XLIOConfig struct {
 // reader handshake, per-process totals across socket churn.
 type XLIO struct {
 	cfg XLIOConfig
-	fd  *xlioFDFamilies
+	fd  *fdFamilies
 
 	mu  sync.Mutex
 	gen uint64
@@ -189,8 +189,8 @@ func (st *xlioProc) observe(s *xliostats.Stats, gen uint64) {
 		}
 		ss.gen = gen
 		for c, sc := range xlioSockCounters {
-			if v, ok := k.Get(sc.field); ok {
-				ss.counters[c].observe(v, k.Size(sc.field))
+			if v, ok := k.Get(sc.xlio); ok {
+				ss.counters[c].observe(v, k.Size(sc.xlio))
 			}
 		}
 	}
@@ -236,6 +236,8 @@ func (st *xlioProc) total(c int) uint64 {
 	return t
 }
 
+// The families of libxlio whose meaning, help or labels differ from
+// libvma's; those it shares are in families.go.
 var (
 	xlioFiles = exposition.MustNewDesc("nic_xlio_files",
 		"libxlio statistics files found, by state: live (read), stale (process gone or pid reused; ignored, never deleted), unsupported (unknown protocol string, or a size that fits no build of its layout; the log line says which), refused (symbolic link, not a regular file, wrong owner, not mapped by the process), error (could not be read), skipped (over the limit of files opened per poll).",
@@ -245,19 +247,11 @@ var (
 	xlioHandshake = exposition.MustNewDesc("nic_xlio_reader_handshake",
 		"1 if the exporter incremented the file's reader_counter so libxlio copies fresh counters into it; 0 if it only read it (counters then stay as libxlio last copied them, or zero).",
 		exposition.Gauge, "pid", "comm", "version")
-	xlioStartTime = exposition.MustNewDesc("nic_xlio_process_start_time_seconds",
-		"Start time of the process, in seconds since the epoch; per-process totals restart when it changes.", exposition.Gauge, "pid", "comm", "version")
 	xlioSocketSlots = exposition.MustNewDesc("nic_xlio_socket_slots",
 		"Socket slots of the statistics file (XLIO_STATS_FD_NUM, 0 by default from libxlio 3.30): with 0 libxlio publishes no per-socket statistics, and every nic_xlio_socket_* and nic_xlio_fd_* series is absent or 0.", exposition.Gauge, "pid", "comm", "version")
 	xlioSockets = exposition.MustNewDesc("nic_xlio_sockets",
 		"Open sockets known to libxlio (those in a socket slot), by protocol and whether libxlio offloads them; offloaded=\"false\" means the traffic takes the kernel (OS) path.",
 		exposition.Gauge, "pid", "comm", "version", "protocol", "offloaded")
-	xlioRxReadyPackets = exposition.MustNewDesc("nic_xlio_socket_rx_ready_packets",
-		"Packets waiting in sockets' receive ready queues, summed over the process's sockets.", exposition.Gauge, "pid", "comm", "version")
-	xlioRxReadyBytes = exposition.MustNewDesc("nic_xlio_socket_rx_ready_bytes",
-		"Bytes waiting in sockets' receive ready queues, summed over the process's sockets.", exposition.Gauge, "pid", "comm", "version")
-	xlioTxReadyBytes = exposition.MustNewDesc("nic_xlio_socket_tx_ready_bytes",
-		"Bytes waiting to be sent, summed over the process's sockets.", exposition.Gauge, "pid", "comm", "version")
 
 	xlioCQDrops = exposition.MustNewDesc("nic_xlio_cq_rx_dropped_packets_total",
 		"Packets a completion queue dropped in software on receive (n_rx_pkt_drop; n_rx_sw_pkt_drops from libxlio 3.60).", exposition.Counter, "pid", "comm", "version", "cq")
@@ -267,27 +261,9 @@ var (
 		"Packets received through a completion queue.", exposition.Counter, "pid", "comm", "version", "cq")
 	xlioCQErrors = exposition.MustNewDesc("nic_xlio_cq_rx_cqe_errors_total",
 		"Completions with an error status on a receive completion queue.", exposition.Counter, "pid", "comm", "version", "cq")
-	xlioCQQueue = exposition.MustNewDesc("nic_xlio_cq_rx_queue_length",
-		"Packets in a completion queue's software receive queue.", exposition.Gauge, "pid", "comm", "version", "cq")
-	xlioCQDrained = exposition.MustNewDesc("nic_xlio_cq_rx_drained_at_once_max",
-		"Largest number of completions drained at once.", exposition.Gauge, "pid", "comm", "version", "cq")
-	xlioCQPool = exposition.MustNewDesc("nic_xlio_cq_buffer_pool_length",
-		"Buffers in a completion queue's buffer pool.", exposition.Gauge, "pid", "comm", "version", "cq")
 
-	xlioRingPackets = exposition.MustNewDesc("nic_xlio_ring_packets_total",
-		"Packets through a ring, by direction.", exposition.Counter, "pid", "comm", "version", "ring", "type", "direction")
-	xlioRingBytes = exposition.MustNewDesc("nic_xlio_ring_bytes_total",
-		"Bytes through a ring, by direction.", exposition.Counter, "pid", "comm", "version", "ring", "type", "direction")
-	xlioRingRetrans = exposition.MustNewDesc("nic_xlio_ring_tx_retransmissions_total",
-		"Retransmissions sent through a ring.", exposition.Counter, "pid", "comm", "version", "ring", "type")
 	xlioRingDroppedWQEs = exposition.MustNewDesc("nic_xlio_ring_tx_dropped_send_requests_total",
 		"Send requests a ring dropped (n_tx_dropped_wqes, \"TX Dropped Send Reqs\" in xlio_stats).", exposition.Counter, "pid", "comm", "version", "ring", "type")
-	xlioRingIntr = exposition.MustNewDesc("nic_xlio_ring_rx_interrupts_total",
-		"Receive interrupts of a hardware ring, requested (armed) or received.", exposition.Counter, "pid", "comm", "version", "ring", "type", "event")
-	xlioRingModCount = exposition.MustNewDesc("nic_xlio_ring_rx_cq_moderation_frames",
-		"Receive CQ moderation: frames per interrupt.", exposition.Gauge, "pid", "comm", "version", "ring", "type")
-	xlioRingModPeriod = exposition.MustNewDesc("nic_xlio_ring_rx_cq_moderation_period_seconds",
-		"Receive CQ moderation: period (libxlio reports microseconds).", exposition.Gauge, "pid", "comm", "version", "ring", "type")
 	xlioRingTapBuffers = exposition.MustNewDesc("nic_xlio_ring_tap_rx_buffers",
 		"Receive buffers of a tap ring (before libxlio 3.60).", exposition.Gauge, "pid", "comm", "version", "ring", "tap")
 	xlioRingTapPlugouts = exposition.MustNewDesc("nic_xlio_ring_tap_vf_plugouts_total",
@@ -309,110 +285,16 @@ var (
 	xlioDestructed = exposition.MustNewDesc("nic_xlio_destructed_sockets_total",
 		"Sockets libxlio destroyed, by protocol.", exposition.Counter, "pid", "comm", "version", "protocol")
 
-	xlioIomuxPolls = exposition.MustNewDesc("nic_xlio_iomux_polls_total",
-		"Polls of offloaded sockets by poll, select or an epoll fd, by result (hit: data was ready).", exposition.Counter, "pid", "comm", "version", "iomux", "epfd", "result")
-	xlioIomuxTimeouts = exposition.MustNewDesc("nic_xlio_iomux_timeouts_total",
-		"poll/select/epoll calls that timed out.", exposition.Counter, "pid", "comm", "version", "iomux", "epfd")
-	xlioIomuxErrors = exposition.MustNewDesc("nic_xlio_iomux_errors_total",
-		"poll/select/epoll calls that failed.", exposition.Counter, "pid", "comm", "version", "iomux", "epfd")
-	xlioIomuxReady = exposition.MustNewDesc("nic_xlio_iomux_rx_ready_fds_total",
-		"File descriptors found ready for receive, by path (offload or os).", exposition.Counter, "pid", "comm", "version", "iomux", "epfd", "path")
 	xlioIomuxCPU = exposition.MustNewDesc("nic_xlio_iomux_polling_cpu_percent",
 		"Share of time poll/select/epoll spent busy-polling, in percent (filled with XLIO_CPU_USAGE_STATS).", exposition.Gauge, "pid", "comm", "version", "iomux", "epfd")
-
-	xlioMCGroup = exposition.MustNewDesc("nic_xlio_multicast_group_sockets",
-		"Sockets of the process that are members of a multicast group.", exposition.Gauge, "pid", "comm", "version", "group")
-
-	xlioFDInfo = exposition.MustNewDesc("nic_xlio_fd_info",
-		"A socket known to libxlio, value 1 (a detail series at /metrics/detail; in /metrics too with --collector.xlio.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote", "offloaded", "tcp_state")
-	xlioFDRxReadyPackets = exposition.MustNewDesc("nic_xlio_fd_rx_ready_packets",
-		"Packets in the socket's receive ready queue (a detail series at /metrics/detail; in /metrics too with --collector.xlio.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote")
-	xlioFDRxReadyBytes = exposition.MustNewDesc("nic_xlio_fd_rx_ready_bytes",
-		"Bytes in the socket's receive ready queue (a detail series at /metrics/detail; in /metrics too with --collector.xlio.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote")
-	xlioFDMember = exposition.MustNewDesc("nic_xlio_fd_multicast_member",
-		"1 for each multicast group the socket is a member of (a detail series at /metrics/detail; in /metrics too with --collector.xlio.per-socket).", exposition.Gauge, "pid", "comm", "version", "fd", "protocol", "local", "remote", "group")
 )
 
-// xlioSockCounter maps one per-socket counter, by its field name, to its
-// families: the process aggregate and the per-socket one.
-type xlioSockCounter struct {
-	field string
-	agg   *exposition.Desc
-	fd    *exposition.Desc
-	extra []string
-}
-
-func xlioSockFamilies(name, help string, extraLabels ...string) (*exposition.Desc, *exposition.Desc) {
-	agg := exposition.MustNewDesc("nic_xlio_socket_"+name+"_total", help+" Summed over the process's sockets, including closed ones.",
-		exposition.Counter, append([]string{"pid", "comm", "version"}, extraLabels...)...)
-	fd := exposition.MustNewDesc("nic_xlio_fd_"+name+"_total", help+" Per socket (a detail series at /metrics/detail; in /metrics too with --collector.xlio.per-socket).",
-		exposition.Counter, append([]string{"pid", "comm", "version", "fd", "protocol", "local", "remote"}, extraLabels...)...)
-	return agg, fd
-}
-
-// xlioSockCounters are the per-socket counters; the families shared with
-// VMA have its names and labels.
-var xlioSockCounters = func() []xlioSockCounter {
-	var out []xlioSockCounter
-	add := func(agg, fd *exposition.Desc, defs ...any) {
-		for i := 0; i < len(defs); i += 2 {
-			out = append(out, xlioSockCounter{field: defs[i].(string), agg: agg, fd: fd, extra: defs[i+1].([]string)})
-		}
-	}
-	a, f := xlioSockFamilies("packets", "Packets received or sent, by direction and path (offload: through libxlio; os: fell back to the kernel).", "direction", "path")
-	add(a, f, "n_rx_packets", []string{"rx", "offload"}, "n_rx_os_packets", []string{"rx", "os"},
-		"n_tx_sent_pkt_count", []string{"tx", "offload"}, "n_tx_os_packets", []string{"tx", "os"})
-	a, f = xlioSockFamilies("bytes", "Bytes received or sent, by direction and path.", "direction", "path")
-	add(a, f, "n_rx_bytes", []string{"rx", "offload"}, "n_rx_os_bytes", []string{"rx", "os"},
-		"n_tx_sent_byte_count", []string{"tx", "offload"}, "n_tx_os_bytes", []string{"tx", "os"})
-	a, f = xlioSockFamilies("errors", "Receive or send calls that failed, by direction and path.", "direction", "path")
-	add(a, f, "n_rx_errors", []string{"rx", "offload"}, "n_rx_os_errors", []string{"rx", "os"},
-		"n_tx_errors", []string{"tx", "offload"}, "n_tx_os_errors", []string{"tx", "os"})
-	a, f = xlioSockFamilies("eagain", "Receive or send calls that returned EAGAIN, by direction and path.", "direction", "path")
-	add(a, f, "n_rx_eagain", []string{"rx", "offload"}, "n_rx_os_eagain", []string{"rx", "os"},
-		"n_tx_eagain", []string{"tx", "offload"}, "n_tx_os_eagain", []string{"tx", "os"})
-	a, f = xlioSockFamilies("rx_ready_queue_dropped_packets", "Packets dropped because the socket's receive ready queue was full.")
-	add(a, f, "n_rx_ready_pkt_drop", []string{})
-	a, f = xlioSockFamilies("rx_ready_queue_dropped_bytes", "Bytes dropped because the socket's receive ready queue was full.")
-	add(a, f, "n_rx_ready_byte_drop", []string{})
-	a, f = xlioSockFamilies("rx_polls", "Receive polls of offloaded sockets, by result: hit (data ready), miss, os_hit (data found on the kernel path).", "result")
-	add(a, f, "n_rx_poll_hit", []string{"hit"}, "n_rx_poll_miss", []string{"miss"}, "n_rx_poll_os_hit", []string{"os_hit"})
-	a, f = xlioSockFamilies("tx_retransmissions", "TCP segments retransmitted.")
-	add(a, f, "n_tx_retransmits", []string{})
-	a, f = xlioSockFamilies("ring_migrations", "Times a socket moved to another ring, by direction.", "direction")
-	add(a, f, "n_rx_migrations", []string{"rx"}, "n_tx_migrations", []string{"tx"})
-	a, f = xlioSockFamilies("tx_dummy_packets", "Dummy send requests that warmed the send path.")
-	add(a, f, "n_tx_dummy", []string{})
-	a, f = xlioSockFamilies("tx_sendfile_fallbacks", "sendfile() calls that fell back to a copy, and those that overflowed, by event.", "event")
-	add(a, f, "n_tx_sendfile_fallbacks", []string{"fallback"}, "n_tx_sendfile_overflows", []string{"overflow"})
-	a, f = xlioSockFamilies("listen_events", "Events of listening TCP sockets: syn, syn_time_wait (SYN for a connection in TIME_WAIT), fin, established, accepted, dropped.", "event")
-	add(a, f, "listen_counters.n_rx_syn", []string{"syn"}, "listen_counters.n_rx_syn_tw", []string{"syn_time_wait"},
-		"listen_counters.n_rx_fin", []string{"fin"}, "listen_counters.n_conn_established", []string{"established"},
-		"listen_counters.n_conn_accepted", []string{"accepted"}, "listen_counters.n_conn_dropped", []string{"dropped"})
-	return out
-}()
-
-// xlioFDFamilies are the per-socket families, in one part of the snapshot.
-type xlioFDFamilies struct {
-	info, rxReadyPackets, rxReadyBytes, member *exposition.Desc
-	counters                                   []*exposition.Desc // by xlioSockCounters index
-}
-
-// xlioFDInDefault and xlioFDInDetail are the per-socket families in the
-// default part (--collector.xlio.per-socket) and in the detail part.
-var xlioFDInDefault, xlioFDInDetail = func() (*xlioFDFamilies, *xlioFDFamilies) {
-	def := &xlioFDFamilies{info: xlioFDInfo, rxReadyPackets: xlioFDRxReadyPackets, rxReadyBytes: xlioFDRxReadyBytes, member: xlioFDMember}
-	det := &xlioFDFamilies{info: xlioFDInfo.AsDetail(), rxReadyPackets: xlioFDRxReadyPackets.AsDetail(), rxReadyBytes: xlioFDRxReadyBytes.AsDetail(), member: xlioFDMember.AsDetail()}
-	asDetail := map[*exposition.Desc]*exposition.Desc{}
-	for _, sc := range xlioSockCounters {
-		if asDetail[sc.fd] == nil {
-			asDetail[sc.fd] = sc.fd.AsDetail()
-		}
-		def.counters = append(def.counters, sc.fd)
-		det.counters = append(det.counters, asDetail[sc.fd])
-	}
-	return def, det
-}()
+// The families libxlio shares with libvma (families.go).
+var (
+	xlioShared                      = libXLIO.families()
+	xlioSockCounters                = libXLIO.sockCounters()
+	xlioFDInDefault, xlioFDInDetail = libXLIO.fdFamilies(xlioSockCounters)
+)
 
 // addValue adds the series of field name of v if the layout has it.
 func addValue(p *collector.Poll, d *exposition.Desc, v xliostats.Values, name string, scale float64, labels ...string) {
@@ -422,13 +304,13 @@ func addValue(p *collector.Poll, d *exposition.Desc, v xliostats.Values, name st
 }
 
 // renderXLIO adds the series of one libxlio process.
-func renderXLIO(p *collector.Poll, l *xliostats.Loaded, st *xlioProc, fd *xlioFDFamilies) {
+func renderXLIO(p *collector.Poll, l *xliostats.Loaded, st *xlioProc, fd *fdFamilies) {
 	s := l.Stats
 	b := newProcLabels(l.Process.PID, l.Process.Comm, s.Version())
 	p.Add(xlioInfo, 1, b.with(s.LayoutName())...)
 	p.Add(xlioHandshake, collector.Bool(l.Handshake), b...)
 	if !l.Process.Start.IsZero() {
-		p.Add(xlioStartTime, float64(l.Process.Start.Unix()), b...)
+		p.Add(xlioShared.startTime, float64(l.Process.Start.Unix()), b...)
 	}
 	p.Add(xlioSocketSlots, float64(s.MaxSockets), b...)
 	renderXLIOSockets(p, s, st, b)
@@ -438,7 +320,7 @@ func renderXLIO(p *collector.Poll, l *xliostats.Loaded, st *xlioProc, fd *xlioFD
 	for i, g := range s.Groups {
 		groups[i] = mcGroup(g)
 	}
-	renderXLIOFDs(p, s, st, fd, b, emitGroups(p, xlioMCGroup, b, groups))
+	renderXLIOFDs(p, s, st, fd, b, emitGroups(p, xlioShared.mcGroup, b, groups))
 }
 
 // renderXLIOSockets adds the socket counts and the process's totals of
@@ -455,11 +337,11 @@ func renderXLIOSockets(p *collector.Poll, s *xliostats.Stats, st *xlioProc, b pr
 		rxPkts, rxBytes, txBytes = rxPkts+a, rxBytes+c, txBytes+d
 	}
 	emitSocketClasses(p, xlioSockets, b, classes)
-	p.Add(xlioRxReadyPackets, float64(rxPkts), b...)
-	p.Add(xlioRxReadyBytes, float64(rxBytes), b...)
-	p.Add(xlioTxReadyBytes, float64(txBytes), b...)
+	p.Add(xlioShared.rxReadyPackets, float64(rxPkts), b...)
+	p.Add(xlioShared.rxReadyBytes, float64(rxBytes), b...)
+	p.Add(xlioShared.txReadyBytes, float64(txBytes), b...)
 	for i, sc := range xlioSockCounters {
-		if s.Layout.HasSocketField(sc.field) {
+		if s.Layout.HasSocketField(sc.xlio) {
 			p.Add(sc.agg, float64(st.total(i)), b.with(sc.extra...)...)
 		}
 	}
@@ -478,28 +360,28 @@ func renderXLIOQueues(p *collector.Poll, s *xliostats.Stats, b procLabels) {
 		addValue(p, xlioCQHWDrops, c.Values, "n_rx_hw_pkt_drops", 1, l...)
 		addValue(p, xlioCQPackets, c.Values, "n_rx_packet_count", 1, l...)
 		addValue(p, xlioCQErrors, c.Values, "n_rx_cqe_error", 1, l...)
-		addValue(p, xlioCQQueue, c.Values, "n_rx_sw_queue_len", 1, l...)
-		addValue(p, xlioCQDrained, c.Values, "n_rx_drained_at_once_max", 1, l...)
-		addValue(p, xlioCQPool, c.Values, "n_buffer_pool_len", 1, l...)
+		addValue(p, xlioShared.cqQueue, c.Values, "n_rx_sw_queue_len", 1, l...)
+		addValue(p, xlioShared.cqDrained, c.Values, "n_rx_drained_at_once_max", 1, l...)
+		addValue(p, xlioShared.cqPool, c.Values, "n_buffer_pool_len", 1, l...)
 	}
 	for _, r := range s.Rings {
 		idx, typ := strconv.Itoa(r.Index), r.Type
 		v := r.Values
-		addValue(p, xlioRingPackets, v, "n_rx_pkt_count", 1, b.with(idx, typ, "rx")...)
-		addValue(p, xlioRingPackets, v, "n_tx_pkt_count", 1, b.with(idx, typ, "tx")...)
-		addValue(p, xlioRingBytes, v, "n_rx_byte_count", 1, b.with(idx, typ, "rx")...)
-		addValue(p, xlioRingBytes, v, "n_tx_byte_count", 1, b.with(idx, typ, "tx")...)
-		addValue(p, xlioRingRetrans, v, "n_tx_retransmits", 1, b.with(idx, typ)...)
+		addValue(p, xlioShared.ringPackets, v, "n_rx_pkt_count", 1, b.with(idx, typ, "rx")...)
+		addValue(p, xlioShared.ringPackets, v, "n_tx_pkt_count", 1, b.with(idx, typ, "tx")...)
+		addValue(p, xlioShared.ringBytes, v, "n_rx_byte_count", 1, b.with(idx, typ, "rx")...)
+		addValue(p, xlioShared.ringBytes, v, "n_tx_byte_count", 1, b.with(idx, typ, "tx")...)
+		addValue(p, xlioShared.ringRetrans, v, "n_tx_retransmits", 1, b.with(idx, typ)...)
 		if r.Type == "RING_TAP" {
 			addValue(p, xlioRingTapBuffers, v, "tap.n_rx_buffers", 1, b.with(idx, r.TapName)...)
 			addValue(p, xlioRingTapPlugouts, v, "tap.n_vf_plugouts", 1, b.with(idx, r.TapName)...)
 			continue
 		}
 		addValue(p, xlioRingDroppedWQEs, v, "n_tx_dropped_wqes", 1, b.with(idx, typ)...)
-		addValue(p, xlioRingIntr, v, "n_rx_interrupt_requests", 1, b.with(idx, typ, "requested")...)
-		addValue(p, xlioRingIntr, v, "n_rx_interrupt_received", 1, b.with(idx, typ, "received")...)
-		addValue(p, xlioRingModCount, v, "n_rx_cq_moderation_count", 1, b.with(idx, typ)...)
-		addValue(p, xlioRingModPeriod, v, "n_rx_cq_moderation_period", 1e-6, b.with(idx, typ)...)
+		addValue(p, xlioShared.ringIntr, v, "n_rx_interrupt_requests", 1, b.with(idx, typ, "requested")...)
+		addValue(p, xlioShared.ringIntr, v, "n_rx_interrupt_received", 1, b.with(idx, typ, "received")...)
+		addValue(p, xlioShared.ringModCount, v, "n_rx_cq_moderation_count", 1, b.with(idx, typ)...)
+		addValue(p, xlioShared.ringModPeriod, v, "n_rx_cq_moderation_period", 1e-6, b.with(idx, typ)...)
 	}
 	for _, bp := range s.BufferPools {
 		kind := "tx"
@@ -520,9 +402,6 @@ func renderXLIOQueues(p *collector.Poll, s *xliostats.Stats, b procLabels) {
 	}
 }
 
-// xlioIomuxFamilies are libxlio's poll/select/epoll families.
-var xlioIomuxFamilies = iomuxFamilies{polls: xlioIomuxPolls, timeouts: xlioIomuxTimeouts, errors: xlioIomuxErrors, ready: xlioIomuxReady}
-
 // renderXLIOIomux adds the poll, select and epoll users, as for VMA.
 func renderXLIOIomux(p *collector.Poll, s *xliostats.Stats, st *xlioProc, b procLabels) {
 	user := func(kind string, idx int, fd int32, v xliostats.Values) {
@@ -535,7 +414,7 @@ func renderXLIOIomux(p *collector.Poll, s *xliostats.Stats, st *xlioProc, b proc
 			c[i] = m.c[i].total
 		}
 		epfd := epfdLabel(kind, fd)
-		emitIomux(p, xlioIomuxFamilies, b, kind, epfd, c)
+		emitIomux(p, xlioShared.iomux, b, kind, epfd, c)
 		addValue(p, xlioIomuxCPU, v, "n_iomux_polling_time", 1, b.with(kind, epfd)...)
 	}
 	user("poll", 0, 0, s.Poll)
@@ -551,7 +430,7 @@ func renderXLIOIomux(p *collector.Poll, s *xliostats.Stats, st *xlioProc, b proc
 }
 
 // renderXLIOFDs adds the per-socket series, as renderVMAFDs does.
-func renderXLIOFDs(p *collector.Poll, s *xliostats.Stats, st *xlioProc, fd *xlioFDFamilies, b procLabels, groups map[int]string) {
+func renderXLIOFDs(p *collector.Poll, s *xliostats.Stats, st *xlioProc, fd *fdFamilies, b procLabels, groups map[int]string) {
 	seen := make(map[fdID]bool, len(s.Sockets))
 	for i := range s.Sockets {
 		k := &s.Sockets[i]
@@ -576,7 +455,7 @@ func renderXLIOFDs(p *collector.Poll, s *xliostats.Stats, st *xlioProc, fd *xlio
 		addValue(p, fd.rxReadyPackets, k.Values, "n_rx_ready_pkt_count", 1, fdl...)
 		addValue(p, fd.rxReadyBytes, k.Values, "n_rx_ready_byte_count", 1, fdl...)
 		for i, sc := range xlioSockCounters {
-			if s.Layout.HasSocketField(sc.field) {
+			if s.Layout.HasSocketField(sc.xlio) {
 				p.Add(fd.counters[i], float64(ss.counters[i].total), withLast(fdl, sc.extra...)...)
 			}
 		}

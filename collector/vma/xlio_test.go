@@ -269,7 +269,7 @@ func TestXLIOProcSocketChurn(t *testing.T) {
 	}
 	c, b := -1, -1
 	for i, sc := range xlioSockCounters {
-		switch sc.field {
+		switch sc.xlio {
 		case "n_rx_packets":
 			c = i
 		case "n_rx_bytes":
