@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nic-exporter/nic_exporter/deploy/internal/mixin"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
@@ -117,6 +119,57 @@ func TestPromtoolTestRules(t *testing.T) {
 	}
 }
 
+// TestKnownBadLists renders the mixin with the known-bad lists of
+// prometheus/tests-config/known-bad.json into a temporary directory and
+// runs the promtool tests of prometheus/tests-config there: the default
+// render has empty lists, so those rules can only fire in a render of a
+// config that fills them, as an operator's does.
+func TestKnownBadLists(t *testing.T) {
+	t.Parallel() // see TestMain
+	promtool := testenv.LookPath(t, "promtool")
+	b, err := os.ReadFile("prometheus/tests-config/known-bad.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var config map[string]any
+	if err := json.Unmarshal(b, &config); err != nil {
+		t.Fatal(err)
+	}
+	r, err := mixin.Render(mixinDir, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, f := range map[string]mixin.RuleFile{"alerts.yml": r.Alerts, "rules.yml": r.Rules} {
+		out, err := mixin.Marshal(f, "# render of tests-config/known-bad.json\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests, err := filepath.Glob("prometheus/tests-config/*.yml")
+	if err != nil || len(tests) == 0 {
+		t.Fatalf("no promtool test files in prometheus/tests-config: %v", err)
+	}
+	var paths []string
+	for _, src := range tests {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, filepath.Base(src))
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	if out, err := exec.Command(promtool, append([]string{"test", "rules"}, paths...)...).CombinedOutput(); err != nil {
+		t.Fatalf("promtool test rules on the known-bad render: %v\n%s", err, out)
+	}
+}
+
 // unitTestFile is the part of a promtool test file this package checks.
 type unitTestFile struct {
 	RuleFiles          []string `json:"rule_files"`
@@ -157,7 +210,9 @@ func TestEveryRuleHasUnitTests(t *testing.T) {
 	quiet := make(map[string]bool)
 	recorded := make(map[string]bool)
 	files, _ := filepath.Glob("prometheus/tests/*.yml")
-	for _, path := range files {
+	// Rules that only a filled config makes fire (TestKnownBadLists).
+	custom, _ := filepath.Glob("prometheus/tests-config/*.yml")
+	for _, path := range append(files, custom...) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -208,6 +263,7 @@ func TestEveryRuleHasUnitTests(t *testing.T) {
 // label to name.
 var hostless = map[string]string{
 	"NICExporterTargetsAbsent": "absent(up{...}): no target matches the selector, so there is no instance",
+	"NICFirmwareSkew":          "counts the firmware versions of a board across the hosts of a pool",
 }
 
 // TestAlertConventions checks what an on-call engineer relies on in every
@@ -254,6 +310,7 @@ func TestAlertsNameTheirDevice(t *testing.T) {
 	// device or process label to name.
 	hostLevel := map[string]string{
 		"NICVMAStatsFilesRejected": "nic_vma_files counts the files of a host by state",
+		"NICFirmwareSkew":          "counts a board's firmware versions across the devices of a pool",
 	}
 	alerts := alertRules(t)
 	for _, name := range sortedKeys(alerts) {

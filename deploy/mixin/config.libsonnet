@@ -88,5 +88,21 @@
     fabricXmitWaitRate: 1e5,  // PortXmitWait ticks per second of the far-end port above this (the tick is device-specific: tune it)...
     fabricCongestionFor: '15m',  // ...for this long.
     fabricEndsDisagreeFor: '5m',  // one end of a cable Active and the other not, this long.
+
+    // nic-firmware.
+    // The labels that name a node pool (comma-separated): devices of one
+    // board (PSID) should run one firmware version within a pool. A label
+    // that your series do not carry makes everything one pool.
+    firmwarePoolLabels: 'cluster',
+    firmwareSkewFor: '6h',  // more than one running version this long (a rollout takes a while).
+    // Firmware versions known to be bad, from your vendor's advisories:
+    // each entry has firmware (the running version, exactly as
+    // nic_devlink_info's firmware_running label says it), optionally
+    // board_id (the PSID) and driver, and a reason for the alert, e.g.
+    //   { firmware: '28.39.1002', board_id: 'MT_0000000838', reason: 'link flaps at 400G, fixed in 28.39.2048' }
+    knownBadFirmware: [],
+    // Driver versions known to be bad: driver and driver_version (as
+    // nic_ethtool_info says them) and a reason.
+    knownBadDrivers: [],
   },
 }

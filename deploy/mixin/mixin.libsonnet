@@ -34,9 +34,11 @@ local mixin =
   (import 'alerts/physical-layer.libsonnet') +
   (import 'alerts/pcie-aer.libsonnet') +
   (import 'alerts/fabric.libsonnet') +
+  (import 'alerts/firmware.libsonnet') +
   // Recording rule groups, in the order of rules.yml.
   (import 'rules/fleet.libsonnet') +
-  (import 'rules/physical-layer.libsonnet');
+  (import 'rules/physical-layer.libsonnet') +
+  (import 'rules/firmware.libsonnet');
 
 mixin {
   prometheusAlerts+:: {

@@ -24,4 +24,12 @@
   counterRose(selector, window, threshold)::
     std.format('increase(%s[%s]) > %s and (max_over_time(%s[%s]) - min_over_time(%s[%s]) > %s or %s offset %s)',
                [selector, window, threshold, selector, window, selector, window, threshold, selector, window]),
+
+  // firmwareVersions counts the distinct running firmware versions of
+  // each board (PSID) and driver within a pool (firmwarePoolLabels): the
+  // recording rule pool:nic_firmware_running_versions:count and the
+  // NICFirmwareSkew alert, which needs the selector on the raw series
+  // because the count drops the labels that are not pool labels.
+  firmwareVersions(config)::
+    'count by (%(firmwarePoolLabels)s, driver, board_id) (count by (%(firmwarePoolLabels)s, driver, board_id, firmware_running) (nic_devlink_info{%(nicExporterSelector)s, firmware_running!=""}))' % config,
 }
