@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,6 +202,47 @@ func TestDocsNoTrackerReferences(t *testing.T) {
 		for _, r := range trackerRefs(string(b)) {
 			t.Errorf("%s, %s: a tracker reference means nothing to a reader; say what it stood for", rel, r)
 		}
+	}
+}
+
+// TestFixturesCiteNoMachinePaths fails when a test fixture (a file under a
+// testdata directory) names its source by a path of a development
+// machine (/work/..., /home/..., /root/...), which a reader of the
+// repository cannot open: a source is a public reference or a file of
+// this repository, named by its path in the repository.
+func TestFixturesCiteNoMachinePaths(t *testing.T) {
+	machinePath := regexp.MustCompile(`(^|[\s('"])/(work|home|root)/[A-Za-z0-9._-]`)
+	err := filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); name == ".git" || name == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.Contains(filepath.ToSlash(path), "/testdata/") {
+			return nil
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		// Sources are cited in a fixture's header.
+		head := make([]byte, 8192)
+		n, _ := io.ReadFull(f, head)
+		rel, _ := filepath.Rel(repoRoot, path)
+		for i, line := range strings.Split(string(head[:n]), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "#") && machinePath.MatchString(line) {
+				t.Errorf("%s:%d cites a path of a development machine: %s", rel, i+1, strings.TrimSpace(line))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
