@@ -54,3 +54,31 @@ func TestOneBadEthtoolDump(t *testing.T) {
 		t.Errorf("series of the unparsable eth1:\n%s", out.String())
 	}
 }
+
+// TestPrefixedKernelLogs checks that kernel logs gathered with a
+// parallel shell (pdsh and clush put "host: " before each line) and
+// syslog lines without their date are recognised as kernel logs and give
+// the findings of the same lines without the prefix. The mlx5 lines are
+// those of testdata/bundles/mlx5_fault/dmesg_mlx5.txt.
+func TestPrefixedKernelLogs(t *testing.T) {
+	const line = "mlx5_core 0000:01:00.0: poll_health:795:(pid 0): Fatal error 1 detected"
+	for _, tc := range []struct{ name, text string }{
+		{"plain dmesg", "[  448.455025] " + line + "\n"},
+		{"pdsh", "node01: [  448.455025] " + line + "\nnode02: [  448.455025] e1000e 0000:00:19.0 eno1: NIC Link is Up\n"},
+		{"syslog without a date", "node01 kernel: " + line + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewAnalyzer(rules(t)).Analyze(bundleOf(t, map[string]string{"logs/kernel.txt": tc.text}))
+			if len(r.Files) != 1 || r.Files[0].Kind != KindKernelLog {
+				t.Fatalf("files %+v, want one kernel log", r.Files)
+			}
+			var got []string
+			for _, f := range r.Findings {
+				got = append(got, f.Device+" "+f.Alert)
+			}
+			if want := "0000:01:00.0 NICKernelLogFirmwareError"; len(got) == 0 || got[0] != want {
+				t.Errorf("findings %v, want first %s", got, want)
+			}
+		})
+	}
+}

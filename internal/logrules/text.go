@@ -13,7 +13,12 @@ import "strings"
 //   - a syslog or journalctl short prefix "Jul 14 10:10:21 host kernel: "
 //     (also with fractional seconds, journalctl -o short-precise), a
 //     journalctl -o short-iso or short-iso-precise prefix
-//     "2024-01-02T03:04:05+0100 host kernel: ", and a bare "kernel: ".
+//     "2024-01-02T03:04:05+0100 host kernel: ", and a bare "kernel: ";
+//   - a syslog line without its date, "host kernel: ";
+//   - the host name a parallel shell (pdsh, clush -L) puts before each
+//     line of a remote command, "host01: ", when what follows is itself
+//     one of these prefixes (so "eth0: renamed from" or a hex dump's
+//     "00000030: " is kept).
 //
 // The prefixes may be combined (a syslog prefix followed by a dmesg
 // timestamp, as rsyslog writes kernel lines on some distributions) and are
@@ -27,6 +32,7 @@ func StripPrefix(line string) string {
 		rest = stripBracket(rest)
 		rest = stripSyslog(rest)
 		rest = strings.TrimPrefix(rest, "kernel: ")
+		rest = stripHost(rest)
 		if rest == line {
 			return line
 		}
@@ -176,3 +182,50 @@ func allDigits(s string) bool {
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 func isLower(c byte) bool  { return c >= 'a' && c <= 'z' }
 func isLetter(c byte) bool { return isLower(c) || c >= 'A' && c <= 'Z' }
+
+// stripHost removes a leading host name: "host kernel: " (a syslog line
+// without its date), or "host: " before another prefix StripPrefix
+// removes (a parallel shell's per-host label). A host name is a word of
+// letters, digits, '.', '_' and '-', at most 64 bytes long.
+func stripHost(s string) string {
+	n := 0
+	for n < len(s) && n <= 64 && isHostByte(s[n]) {
+		n++
+	}
+	if n == 0 || n > 64 {
+		return s
+	}
+	rest := s[n:]
+	if after, ok := strings.CutPrefix(rest, " kernel: "); ok {
+		return after
+	}
+	after, ok := strings.CutPrefix(rest, ": ")
+	if !ok {
+		return s
+	}
+	after = strings.TrimLeft(after, " \t")
+	if stripLevel(after) != after || stripBracket(after) != after || stripSyslog(after) != after ||
+		strings.HasPrefix(after, "kernel: ") || hasHostKernel(after) {
+		return after
+	}
+	return s
+}
+
+// hasHostKernel reports whether s starts with "host kernel: ".
+func hasHostKernel(s string) bool {
+	i := strings.Index(s, " kernel: ")
+	if i <= 0 || i > 64 {
+		return false
+	}
+	for j := 0; j < i; j++ {
+		if !isHostByte(s[j]) {
+			return false
+		}
+	}
+	return true
+}
+
+// isHostByte reports whether c can be part of a host name.
+func isHostByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+}

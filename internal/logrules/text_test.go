@@ -28,11 +28,20 @@ func TestStripPrefix(t *testing.T) {
 		{"bare kernel", "kernel: [108533.415100] " + msg, msg},
 		{"leading spaces", "   " + msg, msg},
 		{"leading space and dmesg", " [ 1078.584085] " + msg, msg},
+		{"syslog without a date", "gpu-node-17 kernel: " + msg, msg},
+		{"pdsh and dmesg", "host01: [  435.367917] " + msg, msg},
+		{"clush and dmesg -T", "node-a.cluster: [Thu Oct 22 08:55:04 2020] " + msg, msg},
+		{"pdsh and syslog", "host01: Jul 14 10:10:21 host01 kernel: " + msg, msg},
+		{"pdsh and syslog without a date", "host01: host01 kernel: " + msg, msg},
+		{"pdsh and a console level", "host01: <3>" + msg, msg},
 		// Kept: not a prefix of a kernel line.
 		{"other program", "Jul 14 10:10:21 host sshd[42]: Accepted publickey", "Jul 14 10:10:21 host sshd[42]: Accepted publickey"},
 		{"bracketed word", "[ENA_COM: ena_com_dev_reset] Reg read32 timeout occurred", "[ENA_COM: ena_com_dev_reset] Reg read32 timeout occurred"},
 		{"hex dump", "[  408.380192] 00000030: 00 00 00 00 a9 00", "00000030: 00 00 00 00 a9 00"},
 		{"not a level", "<abc> x", "<abc> x"},
+		{"a netdev's own prefix", "eth0: renamed from veth1234", "eth0: renamed from veth1234"},
+		{"pdsh without a kernel prefix", "host01: Accepted publickey", "host01: Accepted publickey"},
+		{"a long word", strings.Repeat("h", 70) + " kernel: x", strings.Repeat("h", 70) + " kernel: x"},
 		{"empty", "", ""},
 	} {
 		if got := StripPrefix(tc.in); got != tc.want {
