@@ -465,15 +465,22 @@ func (a *Analyzer) linkFindings(r *Report, file string, ls *LinkSettings) {
 // rx, which recover routinely).
 func (a *Analyzer) devlinkFindings(r *Report, file string, reps []Reporter) {
 	for _, rep := range reps {
-		al, ok := devlinkAlert(rep.Name)
-		if !ok {
-			continue
-		}
 		ev := file
 		if rep.Line > 0 {
 			ev = fmt.Sprintf("%s:%d", file, rep.Line)
 		}
 		dev := rep.Device + " reporter " + rep.Name
+		al, ok := devlinkAlert(rep.Name)
+		if !ok {
+			// A reporter with no alert of its own (ice's port or mdd,
+			// another driver's): the daemon's NICDevlinkReporterStuck
+			// fires for any reporter that stays in error.
+			if rep.State != "" && rep.State != "healthy" {
+				r.add(alertReporterStuck, "devlink_reporter_in_error", dev, ev,
+					fmt.Sprintf("reporter %s is in state %q (error %d, recover %d since boot); the exporter alerts when a reporter stays in error for 15 minutes.", rep.Name, rep.State, rep.Errors, rep.Recover))
+			}
+			continue
+		}
 		switch {
 		case rep.State != "" && rep.State != "healthy":
 			r.add(al, "devlink_reporter_"+rep.Name+"_in_error", dev, ev,

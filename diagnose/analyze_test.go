@@ -82,3 +82,19 @@ func TestPrefixedKernelLogs(t *testing.T) {
 		})
 	}
 }
+
+// TestAnyReporterInError checks that a devlink reporter with no alert of
+// its own (the ice driver's port reporter, as `devlink health show`
+// prints it) is a NICDevlinkReporterStuck finding when it is in error,
+// and nothing when healthy.
+func TestAnyReporterInError(t *testing.T) {
+	const text = "pci/0000:3b:00.0:\n  reporter port\n    state error error 3 recover 2 auto_dump true\n  reporter mdd\n    state healthy error 0 recover 0 auto_dump true\n"
+	r := NewAnalyzer(rules(t)).Analyze(bundleOf(t, map[string]string{"devlink_health.txt": text}))
+	var got []string
+	for _, f := range r.Findings {
+		got = append(got, f.Device+" "+f.Alert+" "+f.Condition)
+	}
+	if want := "pci/0000:3b:00.0 reporter port NICDevlinkReporterStuck devlink_reporter_in_error"; strings.Join(got, ",") != want {
+		t.Errorf("findings %v, want %s", got, want)
+	}
+}
