@@ -259,6 +259,7 @@ var faultAlerts = map[string]string{
 	"NICInfiniBandSymbolErrors":       "ib_symbol_errors",
 	"NICInfiniBandCounterSaturated":   "ib_symbol_errors",
 	"NICInfiniBandRNRRetriesExceeded": "rnr_retry",
+	"NICRDMAReceiverNotReady":         "rnr_retry",
 	"NICENAWatchdogExpired":           "wd_expired",
 	"NICENAAllowanceExceeded":         "bw_in_allowance",
 	"NICRxOutOfBuffer":                "rx_out_of_buffer",
@@ -336,6 +337,8 @@ var quietAlerts = map[string]string{
 	"NICKernelLogIOMMUFault":                "no demo fault logs an IOMMU fault",
 	"NICTransceiverTemperatureHigh":         "no demo fault heats the module (optic_degrading dims a receiver)",
 	"NICPFCPauseStorm":                      "no demo fault makes the ConnectX send pause frames (tx_pause_storm_* stay 0)",
+	"NICRoCECongestion":                     "no demo fault congests the RoCE port (the healthy one has 17 ECN-marked packets per million)",
+	"NICRDMARetransmissions":                "no demo fault loses RDMA packets",
 	"NICENAExpressFallback":                 "the demo's ENA has ENA Express off (ena_srd_mode 0, as the AWS documentation's sample shows)",
 	"NICENAExpressResourcesHigh":            "the demo's ENA has ENA Express off (ena_srd_mode 0)",
 	// The demo's far end (demo FabricPort) has the faults
