@@ -123,6 +123,17 @@ func (h *Host) updateEthtool() error {
 	}
 	faults["ens5"]["bw_in_allowance_exceeded"] = uint64(2500 * h.ActiveFor("bw_in_allowance").Seconds())
 	faults["enp8s0f1np1"]["rx_out_of_buffer"] = uint64(15000 * h.ActiveFor("rx_out_of_buffer").Seconds())
+	// roce_congestion (infiniband.go): the port pauses its switch port on
+	// priority 3 for 40% of the time, 5,000 pause frames a second; storm
+	// detection warns at the start and every 20 s, and storm prevention
+	// stops the pauses 10 s in and every minute after.
+	if c := h.ActiveFor("roce_congestion"); c > 0 {
+		mlx := faults["enp8s0f1np1"]
+		mlx["tx_prio3_pause"] = uint64(5000 * c.Seconds())
+		mlx["tx_prio3_pause_duration"] = uint64(400_000 * c.Seconds()) // microseconds
+		mlx["tx_pause_storm_warning_events"] = 1 + uint64(c/(20*time.Second))
+		mlx["tx_pause_storm_error_events"] = uint64((c + 50*time.Second) / time.Minute)
+	}
 	if err := h.addPhyEthtool(faults["enp8s0f1np1"]); err != nil { // phy.go
 		return err
 	}

@@ -21,6 +21,7 @@ var infinibandPart = part{
 		"ib_link_down":     "the InfiniBand port mlx5_0 loses its link: phys_state Polling for 2 min, then LinkErrorRecovery for 15 s, then LinkUp (INIT for 5 s until the subnet manager re-activates it); link_downed and link_error_recovery count it",
 		"ib_symbol_errors": "the InfiniBand port mlx5_0 sees a bad cable: symbol_error, port_rcv_errors and local_link_integrity_errors rise; local_link_integrity_errors saturates at its 4-bit maximum after 15 s, symbol_error at its 16-bit one after 27 min",
 		"rnr_retry":        "an application's receiver on mlx5_0 stops posting receive buffers: rnr_nak_retry_err climbs, QPs fail with IBV_WC_RNR_RETRY_EXC_ERR (req_rnr_retries_exceeded, req_cqe_error) and their remaining work requests are flushed (req_cqe_flush_error)",
+		"roce_congestion":  "many senders converge on the RoCE port mlx5_1 (incast) on priority 3: the switch ECN-marks 10,000 of its received packets a second and its notification point answers with 2,000 CNPs a second, the port pauses its switch port on priority 3 until storm prevention stops the pauses (tx_pause_storm_* of enp8s0f1np1), and packets lost meanwhile arrive out of sequence (100 a second)",
 	},
 	update: (*Host).updateInfiniBand,
 	tree:   infinibandTree,
@@ -152,26 +153,38 @@ func (h *Host) updateInfiniBand() error {
 	}
 
 	// RoCE side: 400G Ethernet storage traffic with DCQCN congestion
-	// control at work.
-	roce := []ibRate{
-		{file: "counters/port_xmit_data", rate: 4.0e9},
-		{file: "counters/port_rcv_data", rate: 4.75e9},
-		{file: "counters/port_xmit_packets", rate: 1.9e6},
-		{file: "counters/port_rcv_packets", rate: 2.1e6},
-		{file: "counters/unicast_xmit_packets", rate: 1.9e6},
-		{file: "counters/unicast_rcv_packets", rate: 2.1e6},
-		{file: "hw_counters/rx_write_requests", rate: 8e4},
-		{file: "hw_counters/rx_read_requests", rate: 2e4},
-		{file: "hw_counters/np_cnp_sent", rate: 30},
-		{file: "hw_counters/np_ecn_marked_roce_packets", rate: 35},
-		{file: "hw_counters/rp_cnp_handled", base: 43304, rate: 28},
-		{file: "hw_counters/out_of_sequence", rate: 0.5},
-		{file: "hw_counters/out_of_buffer", base: 4, rate: 0.01},
-		{file: "hw_counters/roce_adp_retrans", rate: 0.05},
-		{file: "hw_counters/roce_adp_retrans_to", rate: 0.01},
-		{file: "hw_counters/roce_slow_restart", rate: 0.002},
+	// control at work: about 17 ECN-marked packets per million received.
+	// roce_congestion adds, per second of the fault, the extra of each
+	// counter: 10,000 marked packets (4,800 per million, over
+	// NICRoCECongestion's 1,000), the CNPs that answer them, and 100
+	// out-of-sequence packets (48 per million, over
+	// NICRDMARetransmissions' 10) lost while storm prevention stopped the
+	// port's pauses (ethtool.go counts the pauses and storms).
+	congested := h.ActiveFor("roce_congestion").Seconds()
+	roce := []struct {
+		r     ibRate
+		extra float64 // per second of roce_congestion
+	}{
+		{r: ibRate{file: "counters/port_xmit_data", rate: 4.0e9}},
+		{r: ibRate{file: "counters/port_rcv_data", rate: 4.75e9}},
+		{r: ibRate{file: "counters/port_xmit_packets", rate: 1.9e6}},
+		{r: ibRate{file: "counters/port_rcv_packets", rate: 2.1e6}},
+		{r: ibRate{file: "counters/unicast_xmit_packets", rate: 1.9e6}},
+		{r: ibRate{file: "counters/unicast_rcv_packets", rate: 2.1e6}},
+		{r: ibRate{file: "hw_counters/rx_write_requests", rate: 8e4}},
+		{r: ibRate{file: "hw_counters/rx_read_requests", rate: 2e4}},
+		{r: ibRate{file: "hw_counters/np_cnp_sent", rate: 30}, extra: 2000},
+		{r: ibRate{file: "hw_counters/np_ecn_marked_roce_packets", rate: 35}, extra: 10000},
+		{r: ibRate{file: "hw_counters/rp_cnp_handled", base: 43304, rate: 28}},
+		{r: ibRate{file: "hw_counters/out_of_sequence", rate: 0.5}, extra: 100},
+		{r: ibRate{file: "hw_counters/out_of_buffer", base: 4, rate: 0.01}},
+		{r: ibRate{file: "hw_counters/roce_adp_retrans", rate: 0.05}},
+		{r: ibRate{file: "hw_counters/roce_adp_retrans_to", rate: 0.01}},
+		{r: ibRate{file: "hw_counters/roce_slow_restart", rate: 0.002}},
 	}
-	for _, r := range roce {
+	for _, c := range roce {
+		r := c.r
+		r.base += c.extra * congested
 		if err := h.write(rocePort1+"/"+r.file, r.at(t)); err != nil {
 			return err
 		}

@@ -46,6 +46,15 @@
     ibPortNotActiveFor: '5m',
     ibSymbolErrors: 10,  // symbol errors in 10 minutes above this fire.
     ibCounterSaturatedFor: '15m',
+    // RoCE congestion and RDMA transport health, as shares of a port's
+    // packets (nic_infiniband_port_{rcv,xmit}_packets_total).
+    roceMinPacketRate: 10000,  // packets per second of the port below which no share is judged.
+    roceCongestionPerMillion: 1000,  // ECN-marked packets per million received, or CNPs handled per million sent, above this...
+    roceCongestionFor: '15m',  // ...for this long.
+    rdmaRetransmitPerMillion: 10,  // retransmission events per million packets sent (or out-of-sequence per million received) above this...
+    rdmaRetransmitFor: '15m',  // ...for this long.
+    rdmaRNRNakPerMillion: 10,  // RNR NAKs received per million packets sent above this...
+    rdmaRNRNakFor: '15m',  // ...for this long.
 
     // nic-ethtool-ena.
     enaAllowanceExceededRate: 0,  // packets per second queued or dropped over an allowance.
