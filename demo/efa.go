@@ -16,7 +16,7 @@ const (
 var efaPart = part{
 	faults: map[string]string{
 		"efa_srd_degraded": "the SRD paths of the EFA device rdmap0s6 degrade (a bad fabric link, a failing peer): " +
-			"retrans_pkts grows by 3,000/s (2,400 per million packets sent), rx_drops by 400/s, retrans_timeout_events by 0.2/s; " +
+			"retrans_pkts grows by 12,000/s (9,600 per million packets sent), rx_drops by 1,600/s, retrans_timeout_events by 0.2/s; " +
 			"unresponsive_remote_events counts one at the start and one a minute, impaired_remote_conn_events one at the start and one every 30 s, " +
 			"and RDMA write and read work requests fail (rdma_write_wr_err, rdma_read_wr_err one at the start, then 0.1/s and 0.05/s)",
 	},
@@ -54,7 +54,7 @@ func (h *Host) updateEFA() error {
 		{ibRate{file: "tx_pkts", rate: 1.1e10 / efaPacket}, t, 0},
 		{ibRate{file: "rx_bytes", rate: 1.05e10}, t, 0},
 		{ibRate{file: "rx_pkts", rate: 1.05e10 / efaPacket}, t, 0},
-		{ibRate{file: "rx_drops", base: 2, rate: 0.05}, t, 400 * bad.Seconds()},
+		{ibRate{file: "rx_drops", base: 2, rate: 0.05}, t, 1600 * bad.Seconds()},
 		{ibRate{file: "send_bytes", rate: 5e7}, t, 0},
 		{ibRate{file: "send_wrs", rate: 4e4}, t, 0},
 		{ibRate{file: "recv_bytes", rate: 5e7}, t, 0},
@@ -67,8 +67,8 @@ func (h *Host) updateEFA() error {
 		{ibRate{file: "rdma_read_wrs", rate: 2000}, t, 0},
 		{ibRate{file: "rdma_read_resp_bytes", rate: 1.1e9}, t, 0},
 		{ibRate{file: "rdma_read_wr_err"}, t, efaEvents(spans, 20*time.Second)},
-		{ibRate{file: "retrans_pkts", rate: 20}, t, 3000 * bad.Seconds()},
-		{ibRate{file: "retrans_bytes", rate: 20 * efaPacket}, t, 3000 * efaPacket * bad.Seconds()},
+		{ibRate{file: "retrans_pkts", rate: 20}, t, 12000 * bad.Seconds()},
+		{ibRate{file: "retrans_bytes", rate: 20 * efaPacket}, t, 12000 * efaPacket * bad.Seconds()},
 		{ibRate{file: "retrans_timeout_events", base: 4, rate: 0.001}, t, 0.2 * bad.Seconds()},
 		{ibRate{file: "unresponsive_remote_events", base: 3}, t, efaEvents(spans, time.Minute)},
 		{ibRate{file: "impaired_remote_conn_events", base: 1}, t, efaEvents(spans, 30*time.Second)},
