@@ -295,6 +295,11 @@ var faultAlerts = map[string]string{
 	"NICFabricCongestion":             "fabric_congestion",
 	"NICTemperatureHigh":              "nic_overheating",
 	"NICTemperatureCritical":          "nic_overheating",
+	"NICEFARetransmissions":           "efa_srd_degraded",
+	"NICEFARxDrops":                   "efa_srd_degraded",
+	"NICEFARemoteUnresponsive":        "efa_srd_degraded",
+	"NICEFARemoteConnectionImpaired":  "efa_srd_degraded",
+	"NICEFARDMAWorkRequestErrors":     "efa_srd_degraded",
 }
 
 // faultStart is when every fault begins on the faulty demo host: after

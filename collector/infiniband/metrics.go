@@ -201,6 +201,34 @@ var ibHWCounters = func() map[string]*exposition.Desc {
 		{"link_downed", "rxe: times the underlying network interface went down."},
 		{"rdma_sends", "rxe: RDMA send work requests."},
 		{"rdma_recvs", "rxe: RDMA receive work requests."},
+		// AWS EFA (drivers/infiniband/hw/efa/efa_verbs.c). Port
+		// counters (EFA_DEFINE_PORT_STATS, ports/1/hw_counters) are the
+		// device's own, read with the EFA_ADMIN_GET_STATS admin command
+		// in efa_fill_port_stats; before the driver split its statistics
+		// into device and port ones, the device-level hw_counters/ held
+		// the same values. The device's SRD transport retransmits and
+		// reroutes on its own, so loss shows here and not as errors.
+		{"tx_bytes", "efa: bytes the device transmitted (basic statistics, Linux 5.4)."},
+		{"tx_pkts", "efa: packets the device transmitted (basic statistics, Linux 5.4)."},
+		{"rx_bytes", "efa: bytes the device received (basic statistics, Linux 5.4)."},
+		{"rx_pkts", "efa: packets the device received (basic statistics, Linux 5.4)."},
+		{"rx_drops", "efa: received packets the device dropped (basic statistics, Linux 5.4)."},
+		{"rdma_read_bytes", "efa: bytes this host read from remote memory with RDMA read work requests (requester; Linux 5.10)."},
+		{"rdma_read_resp_bytes", "efa: bytes this host sent in response to remote RDMA read requests (responder; Linux 5.10)."},
+		{"rdma_read_wr_err", "efa: RDMA read work requests that completed with an error (Linux 5.10)."},
+		{"rdma_write_bytes", "efa: bytes this host wrote to remote memory with RDMA write work requests (requester; Linux 6.6)."},
+		{"rdma_write_recv_bytes", "efa: bytes remote hosts wrote into this host's memory with RDMA write (responder; Linux 6.6)."},
+		{"rdma_write_wr_err", "efa: RDMA write work requests that completed with an error (Linux 6.6)."},
+		{"retrans_bytes", "efa: bytes the SRD transport retransmitted (network statistics, Linux 6.17; Nitro v4 and later devices)."},
+		{"retrans_pkts", "efa: packets the SRD transport retransmitted (network statistics, Linux 6.17; Nitro v4 and later devices)."},
+		{"retrans_timeout_events", "efa: times SRD traffic timed out and the device moved it to another network path (Linux 6.17)."},
+		{"unresponsive_remote_events", "efa: times a remote SRD peer stopped responding (Linux 6.17)."},
+		{"impaired_remote_conn_events", "efa: times an SRD connection entered an impaired state, in which the device limits its throughput (Linux 6.17)."},
+		// EFA device statistics (EFA_DEFINE_DEVICE_STATS, the
+		// device-level hw_counters, port="0"): the driver's admin queue
+		// to the device (efa_com.c).
+		{"cmds_err", "efa: admin commands to the device that failed (device statistics, Linux 5.4)."},
+		{"no_completion_cmds", "efa: admin commands the device never completed within the driver's timeout; the driver then stops its admin queue (efa_com.c, Linux 5.4)."},
 	}
 	out := make(map[string]*exposition.Desc, len(defs))
 	for _, d := range defs {

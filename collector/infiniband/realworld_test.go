@@ -335,3 +335,43 @@ func TestInfiniBandRestrictedPF(t *testing.T) {
 		t.Errorf("counter series exported for unreadable files:\n%s", text)
 	}
 }
+
+// TestRealWorldEFA polls the AWS EFA device of the corpus (the hw_counters
+// printed in linux-rdma/perftest#113) and compares the scrape with a golden
+// file; then checks by hand what the source shows: the one SEND of 2
+// bytes in tx_bytes and tx_pkts, the admin queue without failed or lost
+// commands, and the files without a curated meaning (send_wrs,
+// submitted_cmds, keep_alive_rcvd, the allocation errors) and lifespan,
+// a setting, not exported.
+func TestRealWorldEFA(t *testing.T) {
+	sysfsRoot, _ := corpusTree(t, filepath.Join(realworldDir, "perftest113_efa_0_hw_counters.txtar"))
+	errs := collector.NewSourceErrors(zap.NewNop(), time.Hour)
+	snap, err := ibPoll(t, infiniband.New(infiniband.Config{SysfsPath: sysfsRoot}, zap.NewNop()), errs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := snap.String()
+	checkGolden(t, "realworld_efa.golden", text)
+	for _, s := range []string{
+		`nic_infiniband_hw_tx_bytes_total{device="efa_0",port="1"} 2`,
+		`nic_infiniband_hw_tx_pkts_total{device="efa_0",port="1"} 1`,
+		`nic_infiniband_hw_rx_drops_total{device="efa_0",port="1"} 0`,
+		`nic_infiniband_hw_rdma_read_wr_err_total{device="efa_0",port="1"} 0`,
+		`nic_infiniband_hw_no_completion_cmds_total{device="efa_0",port="1"} 0`,
+		`nic_infiniband_hw_cmds_err_total{device="efa_0",port="1"} 0`,
+	} {
+		if !strings.Contains(text, s+"\n") {
+			t.Errorf("scrape lacks %s", s)
+		}
+	}
+	for _, file := range []string{"send_wrs", "send_bytes", "submitted_cmds", "completed_cmds", "keep_alive_rcvd", "alloc_pd_err", "lifespan"} {
+		if strings.Contains(text, "nic_infiniband_hw_"+file+"_total") {
+			t.Errorf("hw_counters/%s is exported; it has no curated meaning", file)
+		}
+	}
+	// The source printed only hw_counters/: the port's state and
+	// phys_state files are missing, which is reported, and nothing else.
+	if got, want := reasons(errs), map[string]uint64{"enoent": 2}; !equalCounts(got, want) {
+		t.Errorf("source errors by reason = %v, want %v", got, want)
+	}
+}

@@ -65,6 +65,15 @@
     enaExpressMinEligibleRate: 100,  // eligible packets per second below which the share is not judged.
     enaExpressResourceUtilization: 80,  // percent of the SRD connection memory in use.
 
+    // nic-efa (AWS EFA hw_counters; the ratios are per million packets).
+    efaRetransPerMillion: 1000,  // SRD retransmitted packets per million sent above this...
+    efaRetransFor: '15m',  // ...for this long.
+    efaRxDropsPerMillion: 100,  // received packets dropped per million received above this...
+    efaRxDropsFor: '15m',  // ...for this long.
+    efaMinPacketRate: 1000,  // packets per second (sent, or received) below which a ratio is not judged.
+    efaUnresponsiveRemoteEvents: 0,  // unresponsive-peer events in 15 minutes above this fire.
+    efaImpairedRemoteConnEvents: 0,  // impaired-connection events in 15 minutes above this fire.
+
     // nic-ethtool-mlx5.
     rxOutOfBufferRate: 0,  // rx_out_of_buffer drops per second above this...
     rxOutOfBufferFor: '10m',  // ...for this long.

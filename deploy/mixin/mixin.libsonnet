@@ -27,6 +27,7 @@ local mixin =
   (import 'alerts/netdev.libsonnet') +
   (import 'alerts/infiniband.libsonnet') +
   (import 'alerts/ethtool-ena.libsonnet') +
+  (import 'alerts/efa.libsonnet') +
   (import 'alerts/ethtool-mlx5.libsonnet') +
   (import 'alerts/vma.libsonnet') +
   (import 'alerts/xlio.libsonnet') +
