@@ -330,3 +330,18 @@ func TestEveryAlertHasAPanel(t *testing.T) {
 		}
 	}
 }
+
+// TestDashboardPanelIDsUnique checks that no two panels of a dashboard
+// share an id: Grafana addresses a panel by it (links, view and edit),
+// and two branches that each add a panel can pick the same one.
+func TestDashboardPanelIDsUnique(t *testing.T) {
+	for name, d := range readDashboards(t) {
+		seen := make(map[int]string)
+		for _, p := range allPanels(d.Panels) {
+			if other, ok := seen[p.ID]; ok {
+				t.Errorf("%s: panels %q and %q share id %d", name, other, p.Title, p.ID)
+			}
+			seen[p.ID] = p.Title
+		}
+	}
+}
