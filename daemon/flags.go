@@ -62,6 +62,20 @@ type healthFlags struct {
 // to stderr, and checks the values that parse but cannot work. Its errors
 // are reported like kingpin's, with exit status 2.
 func ParseFlags(args []string, stderr io.Writer) (*Options, error) {
+	app, o := newApp(stderr)
+	if _, err := app.Parse(args); err != nil {
+		return nil, err
+	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// newApp declares the daemon's flags on a new kingpin application, which
+// writes usage and errors to stderr, and returns it with the Options its
+// flags fill in when it parses.
+func newApp(stderr io.Writer) (*kingpin.Application, *Options) {
 	app := kingpin.New("nic_exporter", "Prometheus exporter for the health of high-performance NICs: devlink health, ethtool, InfiniBand, PCIe and VMA statistics. `nic_exporter diagnose --help` describes the subcommand that reads support bundles instead, `nic_exporter check --help` the one that reads this daemon's node verdict for Slurm, NHC and node-problem-detector.")
 	app.UsageWriter(stderr)
 	app.ErrorWriter(stderr)
@@ -90,13 +104,7 @@ func ParseFlags(args []string, stderr io.Writer) (*Options, error) {
 	for _, spec := range collectorSpecs() {
 		o.collectors = append(o.collectors, spec.addFlags(app, &o.extra))
 	}
-	if _, err := app.Parse(args); err != nil {
-		return nil, err
-	}
-	if err := o.check(); err != nil {
-		return nil, err
-	}
-	return o, nil
+	return app, o
 }
 
 // minInterval is the shortest poll interval a collector accepts. Every
