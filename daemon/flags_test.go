@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -9,8 +8,6 @@ import (
 
 	"github.com/nic-exporter/nic_exporter/collector/collectortest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // actionFlags are kingpin's own flags that print and exit when parsed, so
 // they are described but never parsed here.
@@ -60,5 +57,5 @@ func TestFlagsGolden(t *testing.T) {
 			fmt.Fprintf(&b, "  %q: %s\n", arg, res)
 		}
 	}
-	collectortest.Golden(t, "testdata/flags.golden", b.String(), *update)
+	collectortest.Golden(t, "testdata/flags.golden", b.String())
 }
