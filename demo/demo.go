@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -147,6 +148,14 @@ type Host struct {
 
 	klog       *kernelLog     // the fake /dev/kmsg (kmsg.go)
 	vmaPrinted map[string]int // VMA log lines printed per fault (applog.go)
+
+	// mu orders Update and Close: an update that Run started before a
+	// shutdown whose grace ran out (a busy machine) would otherwise
+	// write into the directory while Close removes it, and the removal
+	// fails on the files written after it listed them, leaving the
+	// directory behind. closed makes later updates do nothing.
+	mu     sync.Mutex
+	closed bool
 }
 
 // New extracts the reference host into a new temporary directory.
@@ -306,12 +315,26 @@ func (h *Host) Run(ctx context.Context) {
 	}
 }
 
-// Close removes the host's directory.
-func (h *Host) Close() error { return os.RemoveAll(h.dir) }
+// Close waits for an update in progress, stops later ones, and removes
+// the host's directory.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	if err := os.RemoveAll(h.dir); err != nil {
+		return fmt.Errorf("removing the demo host directory: %w", err)
+	}
+	return nil
+}
 
 // Update rewrites the host's files and fake devices for the demo clock
 // now. Run calls it every UpdateInterval.
 func (h *Host) Update() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil
+	}
 	h.at.Store(h.now().UnixNano())
 	for _, p := range parts() {
 		if err := p.update(h); err != nil {

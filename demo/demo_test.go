@@ -145,6 +145,52 @@ func TestCountersAdvanceAndCloseCleansUp(t *testing.T) {
 	}
 }
 
+// TestCloseDuringUpdates closes the host while updates run back to back,
+// as when a shutdown's grace runs out on a busy machine before Run has
+// returned: the directory must be gone and stay gone, and a later update
+// must not fail or write.
+func TestCloseDuringUpdates(t *testing.T) {
+	for i := range 5 {
+		h, err := demo.New(demo.Config{}, zap.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Dir(h.SysfsPath())
+		started := make(chan struct{})
+		stop := make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			close(started)
+			for {
+				select {
+				case <-stop:
+					done <- nil
+					return
+				default:
+				}
+				if err := h.Update(); err != nil {
+					done <- err
+					return
+				}
+			}
+		}()
+		<-started
+		if err := h.Close(); err != nil {
+			t.Fatalf("round %d: Close during updates: %v", i, err)
+		}
+		close(stop)
+		if err := <-done; err != nil {
+			t.Fatalf("round %d: an update after Close: %v", i, err)
+		}
+		if err := h.Update(); err != nil {
+			t.Fatalf("round %d: Update after Close: %v", i, err)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("round %d: Close left %s behind", i, dir)
+		}
+	}
+}
+
 // BenchmarkDemoNetdevPoll measures a full netdev poll of the demo host.
 func BenchmarkDemoNetdevPoll(b *testing.B) {
 	h, err := demo.New(demo.Config{Elapsed: time.Minute}, zap.NewNop())
