@@ -62,6 +62,12 @@ func FuzzStripPrefix(f *testing.F) {
 		"2024-01-02T03:04:05.1+01:00 host kernel: x",
 		"kernel: x",
 		"[ENA_COM: x] y",
+		// pdsh/clush host prefixes and dateless syslog (stripHost).
+		"host01: [   12.345678] mlx5_core 0000:05:00.0: x",
+		"gpu-node-7.example.org: kernel: x",
+		"n1: May  7 17:31:25 n1 kernel: [1.0] x",
+		"host kernel: x",
+		"a: b: [1] x",
 		"<",
 		"[",
 	} {
