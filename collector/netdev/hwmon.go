@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/nic-exporter/nic_exporter/collector"
@@ -27,7 +28,7 @@ import (
 // temp<N>_emergency where they have it.
 var (
 	hwmonTemp = exposition.MustNewDesc("nic_hwmon_temperature_celsius",
-		"Temperature of one sensor of the hwmon device of the PCI function behind the interface (temp<N>_input under /sys/bus/pci/devices/<pci_address>/hwmon/hwmon*/, in degrees Celsius). chip is the hwmon name (mlx5), sensor its temp<N>_label (mlx5: the firmware's sensor name, such as asic, or sensor<index>; the module's sensor when the module reports one), or temp<N> without a label. On mlx5 each read is a firmware command (MTMP).",
+		"Temperature of one sensor of the hwmon device of the PCI function behind the interface (temp<N>_input under /sys/bus/pci/devices/<pci_address>/hwmon/hwmon*/, in degrees Celsius). chip is the hwmon name (mlx5), sensor its temp<N>_label (mlx5: the firmware's sensor name, such as asic, or sensor<index>; the module's sensor when the module reports one), or temp<N> without a label. A function without a hwmon device falls back to its mlx5 thermal zone (kernels 6.4 and 6.5: the zone of type mlx5_<pci_address> under /sys/class/thermal), as chip thermal_zone, sensor asic. On mlx5 each read is a firmware command (MTMP).",
 		exposition.Gauge, "device", "pci_address", "chip", "sensor")
 	hwmonCrit = exposition.MustNewDesc("nic_hwmon_temperature_critical_celsius",
 		"Critical threshold of the sensor (temp<N>_crit; mlx5: the sensor's high threshold as the firmware reports it, MTMP temp_threshold_hi), in degrees Celsius. The ConnectX-5 adapter manual puts a warning at 105 °C and the firmware's shutdown at 120 °C. Read once per interface identity.",
@@ -48,11 +49,12 @@ const maxHwmonChannels = 64
 // hwmonFile matches the input attribute of a temperature channel.
 var hwmonFile = regexp.MustCompile(`^temp([0-9]+)_input$`)
 
-// hwmonChannel is one temperature channel of a hwmon device: what is read
-// once per interface identity (chip, sensor, thresholds) and the path of
-// its input.
+// hwmonChannel is one temperature channel of a hwmon device or thermal
+// zone: what is read once per interface identity (chip, sensor,
+// thresholds) and the paths of its input and highest attributes (highest
+// empty where the source has none).
 type hwmonChannel struct {
-	dir, prefix     string // hwmon directory, "temp<N>"
+	input, highest  string
 	chip, sensor    string
 	crit, emergency sysfs.Optional
 }
@@ -111,13 +113,18 @@ func parseMilliCelsius(s string) (float64, error) {
 
 // hwmonChannels finds the temperature channels of the hwmon devices of
 // the PCI function in dir (its hwmon/hwmon*/ directories) and reads their
-// names, labels and thresholds. A function without a hwmon device has
-// none: nothing is reported.
+// names, labels and thresholds. A function without a hwmon device falls
+// back to its mlx5 thermal zone (thermalZoneChannel); one with neither
+// has none: nothing is reported.
 func (n *Collector) hwmonChannels(dir string, p *collector.Poll) []*hwmonChannel {
 	devs, err := os.ReadDir(filepath.Join(dir, "hwmon"))
 	if err != nil {
 		if !errclass.IsNotExist(err) {
 			p.SourceError(filepath.Join(dir, "hwmon"), err)
+			return nil
+		}
+		if ch := n.thermalZoneChannel(filepath.Base(dir), p); ch != nil {
+			return []*hwmonChannel{ch}
 		}
 		return nil
 	}
@@ -151,7 +158,8 @@ func (n *Collector) hwmonChannels(dir string, p *collector.Poll) []*hwmonChannel
 				return out
 			}
 			prefix := "temp" + strconv.Itoa(num)
-			ch := &hwmonChannel{dir: hdir, prefix: prefix, chip: chip, sensor: prefix}
+			ch := &hwmonChannel{input: filepath.Join(hdir, prefix+"_input"), highest: filepath.Join(hdir, prefix+"_highest"),
+				chip: chip, sensor: prefix}
 			if s, err := n.readAttr(filepath.Join(hdir, prefix+"_label")); err == nil && s != "" {
 				ch.sensor = s
 			}
@@ -192,9 +200,11 @@ func (n *Collector) readHwmon(dir, identity string, p *collector.Poll) []hwmonRe
 	}
 	out := make([]hwmonReading, 0, len(chs))
 	for _, ch := range chs {
-		out = append(out, hwmonReading{ch: ch,
-			input:   n.readTemp(filepath.Join(ch.dir, ch.prefix+"_input"), p),
-			highest: n.readTemp(filepath.Join(ch.dir, ch.prefix+"_highest"), p)})
+		r := hwmonReading{ch: ch, input: n.readTemp(ch.input, p)}
+		if ch.highest != "" {
+			r.highest = n.readTemp(ch.highest, p)
+		}
+		out = append(out, r)
 	}
 	return out
 }
@@ -208,4 +218,79 @@ func emitHwmon(p *collector.Poll, device, pciAddr string, readings []hwmonReadin
 		sysfs.AddOpt(p, hwmonCrit, r.ch.crit, labels...)
 		sysfs.AddOpt(p, hwmonEmergency, r.ch.emergency, labels...)
 	}
+}
+
+// mlx5 before its hwmon device (kernels 6.4 and 6.5, upstream commit
+// c1fef618d611 "net/mlx5: Implement thermal zone" and the fix that named
+// the zones per device) registers one thermal zone per physical function,
+// /sys/class/thermal/thermal_zone<N>, whose type is "mlx5_" and the
+// function's PCI address (THERMAL_NAME_LENGTH, 20 bytes, holds it) and
+// whose temp is the ASIC's sensor (MTMP sensor index 0) in millidegrees
+// Celsius. It registers no trip points; a zone that has a "critical" trip
+// point gives its temperature as the critical threshold. Earlier driver
+// versions (and MLNX_OFED's) registered a single zone "mlx5" for the
+// first device only, which names no function and is not read.
+const (
+	thermalZonePrefix = "mlx5_"
+	thermalZoneChip   = "thermal_zone"
+	thermalZoneSensor = "asic"
+	// maxThermalZones bounds the zones looked at per PCI function.
+	maxThermalZones = 256
+)
+
+// thermalZoneChannel returns the channel of the mlx5 thermal zone of the
+// PCI function pciAddr, or nil when there is none. It is called once per
+// interface identity, and only for a function without a hwmon device.
+func (n *Collector) thermalZoneChannel(pciAddr string, p *collector.Poll) *hwmonChannel {
+	root := filepath.Join(n.cfg.SysfsPath, "class", "thermal")
+	zones, err := os.ReadDir(root)
+	if err != nil {
+		if !errclass.IsNotExist(err) {
+			p.SourceError(root, err)
+		}
+		return nil
+	}
+	want := thermalZonePrefix + pciAddr
+	for i, z := range zones {
+		if i == maxThermalZones {
+			p.SourceError(root, fmt.Errorf("%w: more than %d thermal zones; the rest are not looked at", errclass.ErrParse, maxThermalZones))
+			return nil
+		}
+		if !strings.HasPrefix(z.Name(), "thermal_zone") {
+			continue
+		}
+		zdir := filepath.Join(root, z.Name())
+		typ, err := n.readAttr(filepath.Join(zdir, "type"))
+		if err != nil {
+			if !errclass.IsNotExist(err) {
+				p.SourceError(filepath.Join(zdir, "type"), err)
+			}
+			continue
+		}
+		if typ != want {
+			continue
+		}
+		return &hwmonChannel{input: filepath.Join(zdir, "temp"), chip: thermalZoneChip, sensor: thermalZoneSensor,
+			crit: n.criticalTrip(zdir, p)}
+	}
+	return nil
+}
+
+// criticalTrip returns the temperature of the zone's first trip point of
+// type "critical", if it has one.
+func (n *Collector) criticalTrip(zdir string, p *collector.Poll) sysfs.Optional {
+	for i := range maxThermalZones {
+		prefix := filepath.Join(zdir, "trip_point_"+strconv.Itoa(i))
+		typ, err := n.readAttr(prefix + "_type")
+		if err != nil {
+			if !errclass.IsNotExist(err) {
+				p.SourceError(prefix+"_type", err)
+			}
+			return sysfs.Optional{}
+		}
+		if typ == "critical" {
+			return n.readTemp(prefix+"_temp", p)
+		}
+	}
+	return sysfs.Optional{}
 }

@@ -1,6 +1,7 @@
 package netdev
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,7 +10,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/collectortest"
 	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
@@ -105,4 +108,106 @@ func FuzzParseMilliCelsius(f *testing.F) {
 			t.Errorf("parseMilliCelsius(%q) = %v with error %v", s, v, err)
 		}
 	})
+}
+
+// TestThermalZoneFallback reads the mlx5 thermal zone of a PCI function
+// that has no hwmon device (kernels 6.4 and 6.5). The layout is the one
+// two public outputs show: the type "mlx5_<pci address>" of each physical
+// function's zone under /sys/devices/virtual/thermal (the commit message
+// of the upstream fix "net/mlx5: Fix thermal zone name", netdev mailing
+// list, 2023, for ConnectX-6 Dx functions 0000:00:04.0 and 0000:00:05.0),
+// and a ConnectX card's zone read as 41.0 °C by lm-sensors as chip
+// "mlx5_0000:a2:00.0-virtual-0" (mate-desktop/mate-sensors-applet#134).
+func TestThermalZoneFallback(t *testing.T) {
+	const fn = "devices/pci0000:a0/0000:a0:01.1/0000:a2:00.0"
+	base := map[string]string{
+		fn + "/net/ens1f0np0/ifindex":               "5",
+		fn + "/net/ens1f0np0/operstate":             "up",
+		fn + "/net/ens1f0np0/flags":                 "0x1003",
+		fn + "/net/ens1f0np0/address":               "b8:3f:d2:00:00:01",
+		fn + "/net/ens1f0np0/carrier":               "1",
+		fn + "/net/ens1f0np0/mtu":                   "1500",
+		fn + "/net/ens1f0np0/statistics/rx_packets": "1",
+		// Another device's zone, and the PCI function of another card.
+		"devices/virtual/thermal/thermal_zone0/type": "x86_pkg_temp",
+		"devices/virtual/thermal/thermal_zone0/temp": "55000",
+		"devices/virtual/thermal/thermal_zone1/type": "mlx5_0000:00:04.0",
+		"devices/virtual/thermal/thermal_zone1/temp": "39000",
+		"devices/virtual/thermal/thermal_zone2/type": "mlx5_0000:a2:00.0",
+		"devices/virtual/thermal/thermal_zone2/temp": "41000",
+	}
+	for _, tt := range []struct {
+		name  string
+		files map[string]string
+		want  map[string]float64 // series of the hwmon families
+	}{
+		{"zone of the function", nil, map[string]float64{
+			`nic_hwmon_temperature_celsius{chip="thermal_zone",device="ens1f0np0",pci_address="0000:a2:00.0",sensor="asic"}`: 41,
+		}},
+		{"zone with a critical trip point", map[string]string{
+			"devices/virtual/thermal/thermal_zone2/trip_point_0_type": "passive",
+			"devices/virtual/thermal/thermal_zone2/trip_point_0_temp": "95000",
+			"devices/virtual/thermal/thermal_zone2/trip_point_1_type": "critical",
+			"devices/virtual/thermal/thermal_zone2/trip_point_1_temp": "105000",
+		}, map[string]float64{
+			`nic_hwmon_temperature_celsius{chip="thermal_zone",device="ens1f0np0",pci_address="0000:a2:00.0",sensor="asic"}`:          41,
+			`nic_hwmon_temperature_critical_celsius{chip="thermal_zone",device="ens1f0np0",pci_address="0000:a2:00.0",sensor="asic"}`: 105,
+		}},
+		{"hwmon device wins", map[string]string{
+			fn + "/hwmon/hwmon3/name":        "mlx5",
+			fn + "/hwmon/hwmon3/temp1_input": "52000",
+			fn + "/hwmon/hwmon3/temp1_label": "asic",
+		}, map[string]float64{
+			`nic_hwmon_temperature_celsius{chip="mlx5",device="ens1f0np0",pci_address="0000:a2:00.0",sensor="asic"}`: 52,
+		}},
+		{"the older single zone names no function", map[string]string{
+			"devices/virtual/thermal/thermal_zone2/type": "mlx5",
+		}, map[string]float64{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			files := maps.Clone(base)
+			maps.Copy(files, tt.files)
+			for rel, content := range files {
+				p := filepath.Join(root, rel)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for rel, target := range map[string]string{
+				"class/net/ens1f0np0":            "../../" + fn + "/net/ens1f0np0",
+				fn + "/net/ens1f0np0/device":     "../../../0000:a2:00.0",
+				fn + "/subsystem":                "../../../../bus/pci",
+				"class/thermal/thermal_zone0":    "../../devices/virtual/thermal/thermal_zone0",
+				"class/thermal/thermal_zone1":    "../../devices/virtual/thermal/thermal_zone1",
+				"class/thermal/thermal_zone2":    "../../devices/virtual/thermal/thermal_zone2",
+				"class/thermal/cooling_device0/": "../../devices/virtual/thermal/cooling_device0",
+			} {
+				p := filepath.Join(root, rel)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(target, strings.TrimSuffix(p, "/")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := New(Config{SysfsPath: root}, zap.NewNop())
+			snap, errs := pollOnce(t, c)
+			if n := errs.Counts(); len(n) != 0 {
+				t.Errorf("source errors %v", n)
+			}
+			got := map[string]float64{}
+			for k, v := range collectortest.Series(t, snap.String()) {
+				if strings.HasPrefix(k, "nic_hwmon_") {
+					got[k] = v
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("hwmon series (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
