@@ -266,11 +266,12 @@ func scaledRules(t *testing.T, dir string) string {
 // that depends on time, so the delay is about twice the bound.
 const catalogueFaultDelay = 30 * time.Second
 
-// catalogueMaxPlan bounds the wait a catalogue test plans from its start
-// (exporters started, fault delay, longest scaled for: or onset, margin).
-// It is about twice the plan of today's catalogue, so the two catalogue
-// tests and the rest of the package stay within DEPLOY_TIMEOUT.
-const catalogueMaxPlan = 8 * time.Minute
+// catalogueMaxPlan bounds the wait a catalogue test plans once its
+// exporters have started (fault delay, longest scaled for: or onset,
+// margin). It is about twice the plan of today's catalogue (3 min 35 s),
+// so the two catalogue tests and the rest of the package stay within
+// DEPLOY_TIMEOUT.
+const catalogueMaxPlan = 7 * time.Minute
 
 // catalogueEngine starts the rule engine of a catalogue test in dir: it
 // scrapes the file_sd targets of targetsFile (job nic_exporter) every 3 s,
@@ -305,12 +306,13 @@ scrape_configs:
 // until every expected alert has fired and, for every instance, the
 // longest scaled "for:" and each expected alert's onset have passed, so
 // an alert the catalogue does not expect has had the time to fire too.
-// Runtime on the shared 2-core machine: 3 min 39 s (25 exporters start
-// in 8 s, then 30 s to the last fault, 2 min 53 s for the longest onset,
+// Runtime on the shared 2-core machine, beside TestFaultCatalogueInVMAlert
+// and five agents' builds: 4 min 24 s (30 exporters start in 1 min 26 s,
+// then 30 s to the last fault, 2 min 53 s for the longest onset,
 // optic_degrading's NICTransceiverRxPowerLowAlarm, 15 s of margin, and
-// the time to stop the exporters). With the earlier 15 s delay it ran
-// 3 min 24 s alone, and 3 min 32 s beside TestFaultCatalogueInVMAlert
-// under stress-ng --cpu 2.
+// 13 s to stop the exporters together); stopped one by one they took
+// 3 min 30 s under such load. On a calm machine the exporters start in
+// under 30 s.
 func TestFaultCatalogueInStack(t *testing.T) {
 	t.Parallel() // see TestMain
 	runCatalogue(t, startPrometheusEngine)
@@ -346,13 +348,15 @@ func runCatalogue(t *testing.T, start catalogueEngine) {
 
 	instance := make(map[string]string)   // address -> fault ("" healthy)
 	faultAt := make(map[string]time.Time) // address -> when its fault starts
+	var exporters []*process
 	add := func(name, fault string) {
 		var schedule string
 		if fault != "" {
 			schedule = fmt.Sprintf("%s@%v", fault, catalogueFaultDelay)
 		}
 		ready := time.Now() // the demo clock starts before /readyz answers
-		addr := startExporter(t, name, schedule)
+		addr, p := startExporterProcess(t, name, schedule)
+		exporters = append(exporters, p)
 		instance[addr], faultAt[addr] = fault, ready.Add(catalogueFaultDelay)
 		targets = append(targets, fmt.Sprintf("%q", addr))
 		writeTargets()
@@ -361,7 +365,11 @@ func runCatalogue(t *testing.T, start catalogueEngine) {
 	for _, f := range sortedKeys(cat) {
 		add("exporter-"+f, f)
 	}
-	t.Logf("%d exporters started in %v", len(instance), time.Since(begin).Round(time.Second))
+	started := time.Now()
+	t.Logf("%d exporters started in %v", len(instance), started.Sub(begin).Round(time.Second))
+	// Registered after the exporters' own cleanups, so it runs before
+	// them: the exporters stop together instead of one by one.
+	t.Cleanup(func() { stopAll(exporters) })
 
 	// want: instance -> alerts the catalogue says fire within the test.
 	// until: instance -> when the test has waited long enough for it.
@@ -408,7 +416,7 @@ func runCatalogue(t *testing.T, start catalogueEngine) {
 	// The planned wait is bounded before any of it is spent, so a rule
 	// or fault with a long onset fails here with its name instead of
 	// running the package into its timeout.
-	if planned := until.Sub(begin); planned > catalogueMaxPlan {
+	if planned := until.Sub(started); planned > catalogueMaxPlan {
 		t.Fatalf("the catalogue would wait %v for its alerts, more than %v: a per-host rule's for: divided by %d (longest %v) or a fault's **Fires:** onset is too long for this test; or mark the alert %q in %s", planned.Round(time.Second), catalogueMaxPlan, forScale, longestFor, beyondStack, catalogueFile)
 	}
 
@@ -457,7 +465,11 @@ func runCatalogue(t *testing.T, start catalogueEngine) {
 	for _, s := range res {
 		addr, name := s.Metric["instance"], s.Metric["alertname"]
 		if _, ok := fired[addr][name]; !ok && fired[addr] != nil {
-			fired[addr][name] = time.Now()
+			at, ok := s.first()
+			if !ok {
+				at = time.Now()
+			}
+			fired[addr][name] = at
 		}
 	}
 	// Every exporter must have been scraped twice before its fault
@@ -490,6 +502,11 @@ func runCatalogue(t *testing.T, start catalogueEngine) {
 				t.Logf("%s: %s fired %v after the fault's start", f, name, fired[addr][name].Sub(faultAt[addr]).Round(time.Second))
 			case f == "":
 				t.Errorf("the healthy demo host fires %s", name)
+			case fired[addr][name].After(until):
+				// The test waited past its plan for alerts still
+				// missing (a busy machine), and the fault went on
+				// to stages the plan does not reach.
+				t.Logf("%s: %s fired %v after the fault's start, after the planned end of the test; not checked", f, name, fired[addr][name].Sub(faultAt[addr]).Round(time.Second))
 			default:
 				t.Errorf("fault %s fires %s, which %s does not list under its **Fires:** line", f, name, catalogueFile)
 			}

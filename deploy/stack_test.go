@@ -163,6 +163,14 @@ func startPrometheus(t *testing.T, prometheus, dir, cfg string) string {
 
 func startExporter(t *testing.T, name, faults string) string {
 	t.Helper()
+	addr, _ := startExporterProcess(t, name, faults)
+	return addr
+}
+
+// startExporterProcess is startExporter that also returns the process, for
+// a test that stops its exporters together (stopAll).
+func startExporterProcess(t *testing.T, name, faults string) (string, *process) {
+	t.Helper()
 	addr := freeAddr(t)
 	// Evidence capture is on, so NICDevlinkEvidenceCaptured can fire; the
 	// opt-in fabric collector is on, so its panels have the demo's far end.
@@ -174,12 +182,40 @@ func startExporter(t *testing.T, name, faults string) string {
 	}
 	p := startProcess(t, name, exporterBinary, args...)
 	waitHTTP(t, p, "http://"+addr+"/readyz")
-	return addr
+	return addr, p
+}
+
+// stopAll sends SIGTERM to every process at once and waits for them all,
+// so that a test with many processes does not stop them one after the
+// other in its cleanups (each cleanup then finds its process ended). A
+// process still running after the hang guard is killed.
+func stopAll(ps []*process) {
+	var wg sync.WaitGroup
+	for _, p := range ps {
+		wg.Go(func() { p.Stop(testenv.HangGuard) })
+	}
+	wg.Wait()
 }
 
 // sample is one series of a Prometheus query result.
 type sample struct {
 	Metric map[string]string `json:"metric"`
+	// Values are the points of a range query's series, each a Unix time
+	// in seconds and the value as a string.
+	Values [][2]any `json:"values"`
+}
+
+// first returns the time of the series' first point of a range query,
+// and false for an instant query's sample.
+func (s sample) first() (time.Time, bool) {
+	if len(s.Values) == 0 {
+		return time.Time{}, false
+	}
+	sec, ok := s.Values[0][0].(float64)
+	if !ok {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(int64(sec * 1000)), true
 }
 
 // promAPI is a Prometheus server's HTTP API.
