@@ -12,7 +12,8 @@ import (
 
 // Command-line flags come in two parts. The flags every collector has
 // (--collector.<name>, .interval, .timeout, .device-include and
-// .device-exclude) are declared here by RegisterCommonFlags. The flags
+// .device-exclude) are declared here by RegisterCommonFlags, from the
+// Spec the collector's package gives (its Spec function). The flags
 // particular to one collector are declared by its own package, in the
 // same shape everywhere: RegisterFlags(app) returns a *Flags whose fields
 // kingpin fills in when app parses; where they apply, Flags.Check

@@ -9,6 +9,17 @@ import (
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
 )
 
+// Spec names the applog collector and sets the defaults of its common
+// flags (collector.RegisterCommonFlags).
+func Spec() collector.Spec {
+	return collector.Spec{
+		Name:            "applog",
+		Help:            "error messages in application log files such as VMA_LOG_FILE, followed through rotation.",
+		DefaultInterval: "5s",
+		DefaultTimeout:  "4s",
+	}
+}
+
 // Flags are the parsed command-line flags particular to the applog
 // collector (see collector.RegisterCommonFlags for the shape).
 type Flags struct {

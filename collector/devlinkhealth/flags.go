@@ -5,7 +5,20 @@ import (
 	"os"
 
 	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/nic-exporter/nic_exporter/collector"
 )
+
+// Spec names the devlink collector and sets the defaults of its common
+// flags (collector.RegisterCommonFlags).
+func Spec() collector.Spec {
+	return collector.Spec{
+		Name:            "devlink",
+		Help:            "devlink health reporters (mlx5 fw, fw_fatal, vnic, tx, rx), device info and health events, with evidence capture.",
+		DefaultInterval: "10s",
+		DefaultTimeout:  "8s",
+	}
+}
 
 // Flags are the parsed command-line flags particular to the devlink
 // collector (see collector.RegisterCommonFlags for the shape).

@@ -9,6 +9,17 @@ import (
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 )
 
+// Spec names the ethtool collector and sets the defaults of its common
+// flags (collector.RegisterCommonFlags).
+func Spec() collector.Spec {
+	return collector.Spec{
+		Name:            "ethtool",
+		Help:            "driver information, link settings and driver statistics (ethtool -i, ethtool, ethtool -S) with queue, priority and lane numbers as labels.",
+		DefaultInterval: "5s",
+		DefaultTimeout:  "4s",
+	}
+}
+
 // Flags are the parsed command-line flags particular to the ethtool
 // collector (see collector.RegisterCommonFlags for the shape).
 type Flags struct {

@@ -6,8 +6,21 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/internal/mad"
 )
+
+// Spec names the fabric collector and sets the defaults of its common
+// flags (collector.RegisterCommonFlags).
+func Spec() collector.Spec {
+	return collector.Spec{
+		Name:            "fabric",
+		Help:            "the InfiniBand switch port (or HCA) at the far end of each local HCA port, read over management datagrams: its identity, state, and error, congestion and traffic counters, labelled with both ends of the cable. Needs read-write access to /dev/infiniband/umad*.",
+		DefaultInterval: "30s",
+		DefaultTimeout:  "10s",
+		Off:             true,
+	}
+}
 
 // Flags are the parsed command-line flags particular to the fabric
 // collector (see collector.RegisterCommonFlags for the shape).

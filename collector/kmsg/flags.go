@@ -6,8 +6,20 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
 )
+
+// Spec names the kmsg collector and sets the defaults of its common
+// flags (collector.RegisterCommonFlags).
+func Spec() collector.Spec {
+	return collector.Spec{
+		Name:            "kmsg",
+		Help:            "driver error messages (mlx5_core, mlx5_ib, ena, PCIe) from the kernel log, /dev/kmsg; needs CAP_SYSLOG.",
+		DefaultInterval: "5s",
+		DefaultTimeout:  "4s",
+	}
+}
 
 // Flags are the parsed command-line flags particular to the kmsg
 // collector (see collector.RegisterCommonFlags for the shape).

@@ -4,7 +4,20 @@ import (
 	"fmt"
 
 	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/nic-exporter/nic_exporter/collector"
 )
+
+// Spec names the netdev collector and sets the defaults of its common
+// flags (collector.RegisterCommonFlags).
+func Spec() collector.Spec {
+	return collector.Spec{
+		Name:            "netdev",
+		Help:            "interface state, statistics and PCIe link from sysfs.",
+		DefaultInterval: "5s",
+		DefaultTimeout:  "4s",
+	}
+}
 
 // Flags are the parsed command-line flags particular to the netdev
 // collector (see collector.RegisterCommonFlags for the shape).

@@ -9,6 +9,17 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector"
 )
 
+// Spec names the phy collector and sets the defaults of its common
+// flags (collector.RegisterCommonFlags).
+func Spec() collector.Spec {
+	return collector.Spec{
+		Name:            "phy",
+		Help:            "physical layer over ethtool netlink: pluggable module (optic) diagnostics and thresholds, link down reason and count, FEC mode and counters, IEEE 802.3 standard counters.",
+		DefaultInterval: "5s",
+		DefaultTimeout:  "4s",
+	}
+}
+
 // Flags are the parsed command-line flags particular to the phy
 // collector (see collector.RegisterCommonFlags for the shape).
 type Flags struct {

@@ -8,6 +8,19 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector"
 )
 
+// Spec names the vma collector and sets the defaults of its common
+// flags (collector.RegisterCommonFlags).
+func Spec() collector.Spec {
+	return collector.Spec{
+		Name: "vma",
+		Help: "per-process NVIDIA VMA (libvma) statistics from vmastat.<pid> files; device filters match the process name (comm).",
+		// libvma copies counters into the file for about 10 s after a
+		// reader's handshake, so polls must come more often than that.
+		DefaultInterval: "5s",
+		DefaultTimeout:  "4s",
+	}
+}
+
 // Flags are the parsed command-line flags particular to the vma
 // collector (see collector.RegisterCommonFlags for the shape).
 type Flags struct {
@@ -40,6 +53,19 @@ func (f *Flags) CheckPaths() error {
 func (f *Flags) Config(c Config) (Config, error) {
 	c.PerSocket = f.PerSocket
 	return c, nil
+}
+
+// XLIOSpec names the xlio collector and sets the defaults of its common
+// flags (collector.RegisterCommonFlags).
+func XLIOSpec() collector.Spec {
+	return collector.Spec{
+		Name: "xlio",
+		Help: "per-process NVIDIA XLIO (libxlio, VMA's successor) statistics from xliostat.<pid> files; device filters match the process name (comm).",
+		// Like libvma, libxlio copies counters for 10 s after a reader's
+		// handshake.
+		DefaultInterval: "5s",
+		DefaultTimeout:  "4s",
+	}
 }
 
 // XLIOFlags are the parsed command-line flags particular to the xlio
