@@ -19,8 +19,8 @@ import (
 )
 
 // collectorSpec is one collector of the daemon: the spec of its common
-// flags and the glue between its own flags, the Sources and its
-// constructor.
+// flags, which its package gives, and the glue between its own flags, the
+// Sources and its constructor.
 type collectorSpec struct {
 	collector.Spec
 	// register declares the collector's own flags on app, after its
@@ -61,12 +61,13 @@ func (s collectorSpec) registerAll(app *kingpin.Application) *collectorFlags {
 	return cf
 }
 
-func (cf *collectorFlags) build(src *Sources, log *zap.Logger) (collector.Collector, error) {
+// newCollector builds the collector on src with its device filter.
+func (cf *collectorFlags) newCollector(src *Sources, log *zap.Logger) (collector.Collector, error) {
 	f, err := cf.common.Filter()
 	if err != nil {
 		return nil, err
 	}
-	return cf.collectorParts.build(src, f, log)
+	return cf.build(src, f, log)
 }
 
 // collectorSpecs lists every collector, in the order their series appear
@@ -74,11 +75,7 @@ func (cf *collectorFlags) build(src *Sources, log *zap.Logger) (collector.Collec
 func collectorSpecs() []collectorSpec {
 	return []collectorSpec{
 		{
-			Spec: collector.Spec{
-				Name:            "netdev",
-				Help:            "interface state, statistics and PCIe link from sysfs.",
-				DefaultInterval: "5s", DefaultTimeout: "4s",
-			},
+			Spec: netdev.Spec(),
 			register: func(app *kingpin.Application) collectorParts {
 				f := netdev.RegisterFlags(app)
 				return collectorParts{
@@ -99,11 +96,7 @@ func collectorSpecs() []collectorSpec {
 			},
 		},
 		{
-			Spec: collector.Spec{
-				Name:            "infiniband",
-				Help:            "RDMA device and port state, rate, IBA port counters and driver hw_counters from /sys/class/infiniband.",
-				DefaultInterval: "5s", DefaultTimeout: "4s",
-			},
+			Spec: infiniband.Spec(),
 			register: func(*kingpin.Application) collectorParts {
 				return collectorParts{
 					build: func(src *Sources, filter collector.NameFilter, log *zap.Logger) (collector.Collector, error) {
@@ -113,14 +106,7 @@ func collectorSpecs() []collectorSpec {
 			},
 		},
 		{
-			Spec: collector.Spec{
-				Name: "vma",
-				Help: "per-process NVIDIA VMA (libvma) statistics from vmastat.<pid> files; device filters match the process name (comm).",
-				// libvma copies counters into the file for about 10 s
-				// after a reader's handshake, so polls must come more
-				// often than that.
-				DefaultInterval: "5s", DefaultTimeout: "4s",
-			},
+			Spec: vma.Spec(),
 			register: func(app *kingpin.Application) collectorParts {
 				f := vma.RegisterFlags(app)
 				return collectorParts{
@@ -137,13 +123,7 @@ func collectorSpecs() []collectorSpec {
 			},
 		},
 		{
-			Spec: collector.Spec{
-				Name: "xlio",
-				Help: "per-process NVIDIA XLIO (libxlio, VMA's successor) statistics from xliostat.<pid> files; device filters match the process name (comm).",
-				// Like libvma, libxlio copies counters for 10 s after a
-				// reader's handshake.
-				DefaultInterval: "5s", DefaultTimeout: "4s",
-			},
+			Spec: vma.XLIOSpec(),
 			register: func(app *kingpin.Application) collectorParts {
 				f := vma.RegisterXLIOFlags(app)
 				return collectorParts{
@@ -160,11 +140,7 @@ func collectorSpecs() []collectorSpec {
 			},
 		},
 		{
-			Spec: collector.Spec{
-				Name:            "ethtool",
-				Help:            "driver information, link settings and driver statistics (ethtool -i, ethtool, ethtool -S) with queue, priority and lane numbers as labels.",
-				DefaultInterval: "5s", DefaultTimeout: "4s",
-			},
+			Spec: ethtool.Spec(),
 			register: func(app *kingpin.Application) collectorParts {
 				f := ethtool.RegisterFlags(app)
 				return collectorParts{
@@ -183,11 +159,7 @@ func collectorSpecs() []collectorSpec {
 			},
 		},
 		{
-			Spec: collector.Spec{
-				Name:            "kmsg",
-				Help:            "driver error messages (mlx5_core, mlx5_ib, ena, PCIe) from the kernel log, /dev/kmsg; needs CAP_SYSLOG.",
-				DefaultInterval: "5s", DefaultTimeout: "4s",
-			},
+			Spec: kmsg.Spec(),
 			register: func(app *kingpin.Application) collectorParts {
 				f := kmsg.RegisterFlags(app)
 				return collectorParts{
@@ -205,11 +177,7 @@ func collectorSpecs() []collectorSpec {
 			},
 		},
 		{
-			Spec: collector.Spec{
-				Name:            "applog",
-				Help:            "error messages in application log files such as VMA_LOG_FILE, followed through rotation.",
-				DefaultInterval: "5s", DefaultTimeout: "4s",
-			},
+			Spec: applog.Spec(),
 			register: func(app *kingpin.Application) collectorParts {
 				f := applog.RegisterFlags(app)
 				return collectorParts{
@@ -227,11 +195,7 @@ func collectorSpecs() []collectorSpec {
 			},
 		},
 		{
-			Spec: collector.Spec{
-				Name:            "devlink",
-				Help:            "devlink health reporters (mlx5 fw, fw_fatal, vnic, tx, rx), device info and health events, with evidence capture.",
-				DefaultInterval: "10s", DefaultTimeout: "8s",
-			},
+			Spec: devlinkhealth.Spec(),
 			register: func(app *kingpin.Application) collectorParts {
 				f := devlinkhealth.RegisterFlags(app)
 				return collectorParts{
@@ -247,11 +211,7 @@ func collectorSpecs() []collectorSpec {
 			},
 		},
 		{
-			Spec: collector.Spec{
-				Name:            "phy",
-				Help:            "physical layer over ethtool netlink: pluggable module (optic) diagnostics and thresholds, link down reason and count, FEC mode and counters, IEEE 802.3 standard counters.",
-				DefaultInterval: "5s", DefaultTimeout: "4s",
-			},
+			Spec: phy.Spec(),
 			register: func(app *kingpin.Application) collectorParts {
 				f := phy.RegisterFlags(app)
 				return collectorParts{
@@ -270,12 +230,7 @@ func collectorSpecs() []collectorSpec {
 			},
 		},
 		{
-			Spec: collector.Spec{
-				Name:            "fabric",
-				Help:            "the InfiniBand switch port (or HCA) at the far end of each local HCA port, read over management datagrams: its identity, state, and error, congestion and traffic counters, labelled with both ends of the cable. Needs read-write access to /dev/infiniband/umad*.",
-				DefaultInterval: "30s", DefaultTimeout: "10s",
-				Off: true,
-			},
+			Spec: fabric.Spec(),
 			register: func(app *kingpin.Application) collectorParts {
 				f := fabric.RegisterFlags(app)
 				return collectorParts{

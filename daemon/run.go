@@ -80,7 +80,7 @@ func (o *Options) Jobs(src *Sources, log *zap.Logger) ([]Job, []io.Closer, error
 			log.Info("collector disabled", zap.String("collector", name))
 			continue
 		}
-		c, err := cf.build(src, log.Named(name))
+		c, err := cf.newCollector(src, log.Named(name))
 		if err != nil {
 			for _, cl := range closers {
 				_ = cl.Close()
