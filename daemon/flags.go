@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/demo"
 	"github.com/nic-exporter/nic_exporter/internal/logging"
 )
@@ -48,7 +49,6 @@ type Options struct {
 	shutdownGrace  time.Duration
 	errLogInterval time.Duration
 	collectors     []*collectorFlags
-	extra          extraFlags
 	health         healthFlags
 }
 
@@ -102,75 +102,28 @@ func newApp(stderr io.Writer) (*kingpin.Application, *Options) {
 	app.Flag("health.interval", "How often the node verdict (/health, nic_exporter_node_condition) is computed from the collectors' latest snapshots; it reads no device.").Default("5s").DurationVar(&o.health.interval)
 	app.Flag("health.clear-after", "How long a node condition must show no evidence before it is cleared (hysteresis; a condition is set as soon as its evidence holds for its alert's for:).").Default("5m").DurationVar(&o.health.clearAfter)
 	for _, spec := range collectorSpecs() {
-		o.collectors = append(o.collectors, spec.addFlags(app, &o.extra))
+		o.collectors = append(o.collectors, spec.registerAll(app))
 	}
 	return app, o
 }
 
-// minInterval is the shortest poll interval a collector accepts. Every
-// poll reads all of a collector's sources and renders a new snapshot:
-// below this a typo (1ns, 1ms) would burn a core, and no NIC counter is
-// worth reading more often.
-const minInterval = 100 * time.Millisecond
-
-// minTimeout is the shortest poll timeout a collector accepts. No poll
-// of a real host's sources finishes reliably in less, so a shorter one
-// (a typo: 1ns, 1ms) would only keep the collector down.
-const minTimeout = 100 * time.Millisecond
-
 // check refuses flag values that parse but cannot work. Its errors are
 // reported like kingpin's, with exit status 2.
 func (o *Options) check() error {
+	// The common flags of every collector first, then the own flags of
+	// each.
 	for _, cf := range o.collectors {
-		p := "--collector." + cf.spec.name
-		// A zero or negative interval would panic in time.NewTicker.
-		if cf.interval <= 0 {
-			return fmt.Errorf("%s.interval must be positive, got %s", p, cf.interval)
-		}
-		if cf.interval < minInterval {
-			return fmt.Errorf("%s.interval must be at least %s, got %s", p, minInterval, cf.interval)
-		}
-		// A zero timeout would fail every poll, and one of a few
-		// nanoseconds (a typo: 1ns, 1ms) too: the collector would stay
-		// down.
-		if cf.timeout <= 0 {
-			return fmt.Errorf("%s.timeout must be positive, got %s", p, cf.timeout)
-		}
-		if cf.timeout < minTimeout {
-			return fmt.Errorf("%s.timeout must be at least %s, got %s", p, minTimeout, cf.timeout)
+		if err := cf.common.Check(); err != nil {
+			return err
 		}
 	}
-	// The phy collector would take a value of 0 or below for its default
-	// of 60 s, and one of a few nanoseconds for a read of every module's
-	// memory (an I2C transaction) at every poll.
-	if d := o.extra.phyModuleInterval; d <= 0 {
-		return fmt.Errorf("--collector.phy.module-interval must be positive, got %s", d)
-	} else if d < minInterval {
-		return fmt.Errorf("--collector.phy.module-interval must be at least %s, got %s", minInterval, d)
-	}
-	// The capture store would take 0 or below for its defaults.
-	if n := o.extra.devlinkCapture.MaxFiles; n <= 0 {
-		return fmt.Errorf("--collector.devlink.capture-max-files must be positive, got %d", n)
-	}
-	if n := o.extra.devlinkCapture.MaxBytes; n <= 0 {
-		return fmt.Errorf("--collector.devlink.capture-max-bytes must be positive, got %d", n)
-	}
-	if d := o.extra.fabricMADTimeout; d <= 0 {
-		return fmt.Errorf("--collector.fabric.mad-timeout must be positive, got %s", d)
-	}
-	if n := o.extra.fabricConcurrency; n <= 0 {
-		return fmt.Errorf("--collector.fabric.concurrency must be positive, got %d", n)
-	}
-	if n := o.extra.fabricSweepConcurrency; n <= 0 {
-		return fmt.Errorf("--collector.fabric.sweep-concurrency must be positive, got %d", n)
-	}
-	if d := o.extra.fabricRediscover; d <= 0 {
-		return fmt.Errorf("--collector.fabric.rediscover-interval must be positive, got %s", d)
-	}
-	// A reset interval of zero or below would reset a saturated port at
-	// every poll.
-	if d := o.extra.fabricResetInterval; d < time.Minute {
-		return fmt.Errorf("--collector.fabric.reset-interval must be at least 1m, got %s", d)
+	for _, cf := range o.collectors {
+		if cf.check == nil {
+			continue
+		}
+		if err := cf.check(); err != nil {
+			return err
+		}
 	}
 	if o.seriesBudget < 0 {
 		return fmt.Errorf("--web.series-budget must not be negative (0 turns the check off), got %d", o.seriesBudget)
@@ -188,8 +141,8 @@ func (o *Options) check() error {
 			return fmt.Errorf("%s must be positive, got %s", d.flag, d.v)
 		}
 	}
-	if d := o.health.interval; d < minInterval {
-		return fmt.Errorf("--health.interval must be at least %s, got %s", minInterval, d)
+	if d := o.health.interval; d < collector.MinInterval {
+		return fmt.Errorf("--health.interval must be at least %s, got %s", collector.MinInterval, d)
 	}
 	if o.health.clearAfter < 0 {
 		return fmt.Errorf("--health.clear-after must not be negative, got %s", o.health.clearAfter)

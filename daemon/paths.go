@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/prometheus/exporter-toolkit/web"
 	"go.yaml.in/yaml/v2"
 
-	"github.com/nic-exporter/nic_exporter/collector/kmsg"
+	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/internal/safefile"
 )
 
@@ -21,11 +20,6 @@ import (
 // collect. Only the paths of enabled collectors are checked. Nothing is
 // opened: a FIFO given as a path must not block the startup.
 func (o *Options) checkPaths() error {
-	enabled := make(map[string]bool)
-	for _, cf := range o.collectors {
-		enabled[cf.spec.name] = cf.enabled
-	}
-	x := &o.extra
 	if o.sysfsSet {
 		if err := checkSysfs(o.sysfs); err != nil {
 			return fmt.Errorf("--path.sysfs: %w", err)
@@ -36,34 +30,12 @@ func (o *Options) checkPaths() error {
 			return fmt.Errorf("--path.procfs: %w", err)
 		}
 	}
-	if x.vmaDirsSet && enabled["vma"] {
-		for _, d := range x.vmaDirs {
-			if err := checkDir(d); err != nil {
-				return fmt.Errorf("--collector.vma.stats-dir: %w", err)
-			}
+	for _, cf := range o.collectors {
+		if cf.checkPaths == nil || !cf.common.Enabled {
+			continue
 		}
-	}
-	if x.xlioDirsSet && enabled["xlio"] {
-		for _, d := range x.xlioDirs {
-			if err := checkDir(d); err != nil {
-				return fmt.Errorf("--collector.xlio.stats-dir: %w", err)
-			}
-		}
-	}
-	if x.kmsgPathSet && enabled["kmsg"] {
-		st, err := os.Stat(x.kmsgPath)
-		if err == nil {
-			err = kmsg.CheckDevice(x.kmsgPath, st)
-		}
-		if err != nil {
-			return fmt.Errorf("--collector.kmsg.path: %w", err)
-		}
-	}
-	if enabled["applog"] {
-		for _, g := range x.applogFiles {
-			if err := checkGlobDir(g); err != nil {
-				return fmt.Errorf("--collector.applog.files %q: %w", g, err)
-			}
+		if err := cf.checkPaths(); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -72,7 +44,7 @@ func (o *Options) checkPaths() error {
 // checkProcfs checks that dir looks like a procfs: a directory with the
 // stat file (the boot time) and self (the reader's own process).
 func checkProcfs(dir string) error {
-	if err := checkDir(dir); err != nil {
+	if err := collector.CheckDir(dir); err != nil {
 		return err
 	}
 	for _, name := range []string{"stat", "self"} {
@@ -87,43 +59,13 @@ func checkProcfs(dir string) error {
 // class directory, under which every collector that reads sysfs looks.
 // A wrong path used to read as a host without interfaces.
 func checkSysfs(dir string) error {
-	if err := checkDir(dir); err != nil {
+	if err := collector.CheckDir(dir); err != nil {
 		return err
 	}
-	if err := checkDir(filepath.Join(dir, "class")); err != nil {
+	if err := collector.CheckDir(filepath.Join(dir, "class")); err != nil {
 		return fmt.Errorf("%s is not a sysfs: %w", dir, err)
 	}
 	return nil
-}
-
-func checkDir(dir string) error {
-	st, err := os.Stat(dir)
-	if err != nil {
-		return err
-	}
-	if !st.IsDir() {
-		return fmt.Errorf("%s is not a directory", dir)
-	}
-	return nil
-}
-
-// checkGlobDir checks that the directory part of a glob names at least
-// one directory; files that appear later in it are followed.
-func checkGlobDir(glob string) error {
-	dir := filepath.Dir(glob)
-	if !strings.ContainsAny(dir, `*?[\`) {
-		return checkDir(dir)
-	}
-	matches, err := filepath.Glob(dir)
-	if err != nil {
-		return err
-	}
-	for _, m := range matches {
-		if checkDir(m) == nil {
-			return nil
-		}
-	}
-	return fmt.Errorf("no directory matches %s", dir)
 }
 
 // checkWebConfig refuses a --web.config.file that exporter-toolkit could

@@ -75,21 +75,22 @@ func (o *Options) Jobs(src *Sources, log *zap.Logger) ([]Job, []io.Closer, error
 	var jobs []Job
 	var closers []io.Closer
 	for _, cf := range o.collectors {
-		if !cf.enabled {
-			log.Info("collector disabled", zap.String("collector", cf.spec.name))
+		name := cf.common.Spec.Name
+		if !cf.common.Enabled {
+			log.Info("collector disabled", zap.String("collector", name))
 			continue
 		}
-		c, err := cf.build(&o.extra, src, log.Named(cf.spec.name))
+		c, err := cf.newCollector(src, log.Named(name))
 		if err != nil {
 			for _, cl := range closers {
 				_ = cl.Close()
 			}
-			return nil, nil, fmt.Errorf("collector %s: %w", cf.spec.name, err)
+			return nil, nil, fmt.Errorf("collector %s: %w", name, err)
 		}
 		if cl, ok := c.(io.Closer); ok {
 			closers = append(closers, cl)
 		}
-		jobs = append(jobs, Job{Collector: c, Interval: cf.interval, Timeout: cf.timeout})
+		jobs = append(jobs, Job{Collector: c, Interval: cf.common.Interval, Timeout: cf.common.Timeout})
 	}
 	return jobs, closers, nil
 }
@@ -99,7 +100,7 @@ func (o *Options) Jobs(src *Sources, log *zap.Logger) ([]Job, []io.Closer, error
 func CollectorNames() []string {
 	var out []string
 	for _, s := range collectorSpecs() {
-		out = append(out, s.name)
+		out = append(out, s.Name)
 	}
 	return out
 }

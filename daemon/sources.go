@@ -13,7 +13,6 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector/netdev"
 	"github.com/nic-exporter/nic_exporter/collector/phy"
 	"github.com/nic-exporter/nic_exporter/demo"
-	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 	"github.com/nic-exporter/nic_exporter/vmastats"
 )
 
@@ -75,51 +74,31 @@ type Sources struct {
 	Phy    func(log *zap.Logger) (phy.Source, error)
 	PhyNow func() time.Time
 
-	// Fabric, when set, opens the fabric collector's endpoints instead
-	// of the transport --collector.fabric.transport names (the demo
-	// host's far end).
+	// Fabric opens the fabric collector's endpoints: over the transport
+	// --collector.fabric.transport names on a host, the demo host's far
+	// end on the demo.
 	Fabric fabric.Opener
 }
 
-// hostSources returns this host's sources, as the flags name them.
+// hostSources returns this host's sources, as the flags name them: the
+// daemon's paths, then what each collector's own flags name.
 func hostSources(o *Options) *Sources {
-	x := &o.extra
-	return &Sources{
-		SysfsPath: o.sysfs,
-		NetdevLinks: func() (netdev.LinkSource, error) {
-			l, err := netdev.NewRtnlLinks(x.netdevNetns)
-			if err != nil && x.netdevNetns != "" {
-				return nil, fmt.Errorf("--collector.netdev.netns: %w", err)
-			}
-			if err != nil {
-				return nil, err
-			}
-			return l, nil
-		},
-		NetdevForeign: x.netdevNetns != "",
-		ProcPath:      o.procfs,
-		VMADirs:       x.vmaDirs,
-		XLIODirs:      x.xlioDirs,
-		Ethtool: func() (ethtool.Source, error) {
-			s, err := ethtoolioctl.New(x.ethtoolNetns)
-			if err != nil && x.ethtoolNetns != "" {
-				return nil, fmt.Errorf("--collector.ethtool.netns: %w", err)
-			}
-			if err != nil {
-				return nil, err
-			}
-			return s, nil
-		},
-		Kmsg:            kmsg.OpenDevKmsg(x.kmsgPath),
-		KmsgDevices:     kmsg.SysfsDevices(o.sysfs),
-		KmsgBootID:      kmsg.ReadBootID(o.procfs),
-		AppLogGlobs:     x.applogFiles,
-		AppLogFromStart: x.applogFromStart,
-		Devlink:         devlinkhealth.Open,
+	src := &Sources{
+		SysfsPath:   o.sysfs,
+		ProcPath:    o.procfs,
+		KmsgDevices: kmsg.SysfsDevices(o.sysfs),
+		KmsgBootID:  kmsg.ReadBootID(o.procfs),
+		Devlink:     devlinkhealth.Open,
 		Phy: func(log *zap.Logger) (phy.Source, error) {
 			return phy.NewHostSource(phy.HostConfig{SysfsPath: o.sysfs}, log), nil
 		},
 	}
+	for _, cf := range o.collectors {
+		if cf.host != nil {
+			cf.host(src)
+		}
+	}
+	return src
 }
 
 // DemoSources returns the demo host's replacements for every source.
