@@ -224,6 +224,7 @@ func collectorSpecs() []collectorSpec {
 			},
 			build: buildPhy,
 		},
+		topologySpec(),
 		{
 			name:            "fabric",
 			help:            "the InfiniBand switch port (or HCA) at the far end of each local HCA port, read over management datagrams: its identity, state, and error, congestion and traffic counters, labelled with both ends of the cable. Needs read-write access to /dev/infiniband/umad*.",

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"go.uber.org/zap"
@@ -33,6 +34,9 @@ type Sources struct {
 	NetdevForeign bool
 	// ProcPath is the procfs mount point.
 	ProcPath string
+	// GPUInfoDir is the NVIDIA driver's directory of GPU information
+	// files the topology collector reads UUIDs from.
+	GPUInfoDir string
 
 	// VMADirs are the directories searched for libvma's vmastat.<pid>
 	// files. VMALiveness verifies their writers; nil means procfs at
@@ -98,6 +102,7 @@ func hostSources(o *Options) *Sources {
 		},
 		NetdevForeign: x.netdevNetns != "",
 		ProcPath:      o.procfs,
+		GPUInfoDir:    filepath.Join(o.procfs, "driver", "nvidia", "gpus"),
 		VMADirs:       x.vmaDirs,
 		XLIODirs:      x.xlioDirs,
 		Ethtool: func() (ethtool.Source, error) {
@@ -129,6 +134,7 @@ func DemoSources(h *demo.Host, o *Options) *Sources {
 		SysfsPath:    h.SysfsPath(), // includes /sys/class/infiniband
 		NetdevLinks:  func() (netdev.LinkSource, error) { return netdev.NewSysfsLinks(h.SysfsPath()), nil },
 		ProcPath:     o.procfs,
+		GPUInfoDir:   h.GPUInfoDir(),
 		VMADirs:      []string{h.VMADir()},
 		VMALiveness:  h.VMALiveness(),
 		XLIODirs:     []string{h.XLIODir()},
