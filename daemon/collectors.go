@@ -15,6 +15,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector/kmsg"
 	"github.com/nic-exporter/nic_exporter/collector/netdev"
 	"github.com/nic-exporter/nic_exporter/collector/phy"
+	"github.com/nic-exporter/nic_exporter/collector/topology"
 	"github.com/nic-exporter/nic_exporter/collector/vma"
 )
 
@@ -225,6 +226,22 @@ func collectorSpecs() []collectorSpec {
 							return nil, err
 						}
 						return phy.New(c, log)
+					},
+				}
+			},
+		},
+		{
+			Spec: topology.Spec(),
+			register: func(app *kingpin.Application) collectorParts {
+				f := topology.RegisterFlags(app)
+				return collectorParts{
+					check: f.Check,
+					build: func(src *Sources, filter collector.NameFilter, log *zap.Logger) (collector.Collector, error) {
+						c, err := f.Config(topology.Config{SysfsPath: src.SysfsPath, GPUInfoDir: src.GPUInfoDir, Filter: filter})
+						if err != nil {
+							return nil, err
+						}
+						return topology.New(c, log), nil
 					},
 				}
 			},

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"go.uber.org/zap"
@@ -32,6 +33,10 @@ type Sources struct {
 	NetdevForeign bool
 	// ProcPath is the procfs mount point.
 	ProcPath string
+	// GPUInfoDir is the NVIDIA driver's directory of GPU information
+	// files (/proc/driver/nvidia/gpus), which the topology collector reads
+	// for each GPU's UUID.
+	GPUInfoDir string
 
 	// VMADirs are the directories searched for libvma's vmastat.<pid>
 	// files. VMALiveness verifies their writers; nil means procfs at
@@ -86,6 +91,7 @@ func hostSources(o *Options) *Sources {
 	src := &Sources{
 		SysfsPath:   o.sysfs,
 		ProcPath:    o.procfs,
+		GPUInfoDir:  filepath.Join(o.procfs, "driver", "nvidia", "gpus"),
 		KmsgDevices: kmsg.SysfsDevices(o.sysfs),
 		KmsgBootID:  kmsg.ReadBootID(o.procfs),
 		Devlink:     devlinkhealth.Open,
@@ -108,6 +114,7 @@ func DemoSources(h *demo.Host, o *Options) *Sources {
 		SysfsPath:    h.SysfsPath(), // includes /sys/class/infiniband
 		NetdevLinks:  func() (netdev.LinkSource, error) { return netdev.NewSysfsLinks(h.SysfsPath()), nil },
 		ProcPath:     o.procfs,
+		GPUInfoDir:   h.GPUInfoDir(),
 		VMADirs:      []string{h.VMADir()},
 		VMALiveness:  h.VMALiveness(),
 		XLIODirs:     []string{h.XLIODir()},

@@ -69,7 +69,7 @@ type part struct {
 
 // parts lists the parts of the reference host.
 func parts() []part {
-	return []part{netdevPart, infinibandPart, vmaPart, xlioPart, ethtoolPart, kmsgPart, applogPart, devlinkPart, phyPart, fabricPart, hwmonPart, efaPart}
+	return []part{netdevPart, infinibandPart, vmaPart, xlioPart, ethtoolPart, kmsgPart, applogPart, devlinkPart, phyPart, fabricPart, hwmonPart, efaPart, topologyPart}
 }
 
 // faultHelp returns every known fault with what it does.
