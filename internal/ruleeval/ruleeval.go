@@ -236,6 +236,8 @@ type Input struct {
 // Firing is one sample an alerting rule's expression returned.
 type Firing struct {
 	Rule *Rule
+	// Sample are the labels of the sample the expression returned.
+	Sample map[string]string
 	// Labels are the sample's labels with the rule's (expanded) labels
 	// added, as the rule manager gives them to Alertmanager.
 	Labels      map[string]string
@@ -314,7 +316,7 @@ func (r *Rules) firing(ctx context.Context, a *Rule, s promql.Sample, at time.Ti
 		}
 		return res
 	}
-	f := Firing{Rule: a, Labels: map[string]string{}, Annotations: map[string]string{}, Value: s.F}
+	f := Firing{Rule: a, Sample: lbls, Labels: map[string]string{}, Annotations: map[string]string{}, Value: s.F}
 	for k, v := range lbls {
 		f.Labels[k] = v
 	}
