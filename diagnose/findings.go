@@ -109,8 +109,16 @@ func bundleSeriesOf(r *Report, rules *logrules.Engine, log *zap.Logger) ([]rulee
 		}
 	}
 	for _, it := range r.ethIfaces {
-		for stat, at := range it.statsAt {
-			evidence["ethtool\x00"+it.name+"\x00"+stat] = at
+		stats := make([]string, 0, len(it.statsAt))
+		for stat := range it.statsAt {
+			stats = append(stats, stat)
+		}
+		sort.Strings(stats)
+		for _, stat := range stats {
+			k := "ethtool\x00" + it.name + "\x00" + statStem(stat)
+			if _, ok := evidence[k]; !ok {
+				evidence[k] = it.statsAt[stat]
+			}
 		}
 	}
 	for k, at := range r.kernelEvidence {
@@ -130,11 +138,26 @@ func whereRead(lbls map[string]string, evidence map[string]string) string {
 	}
 	if stat, ok := strings.CutPrefix(name, "nic_ethtool_"); ok {
 		stat = strings.TrimSuffix(stat, "_total")
-		if at, ok := evidence["ethtool\x00"+lbls["device"]+"\x00"+stat]; ok {
+		if at, ok := evidence["ethtool\x00"+lbls["device"]+"\x00"+statStem(stat)]; ok {
 			return at
 		}
 	}
 	return ""
+}
+
+// statStem relates a driver statistic to the ethtool collector's name
+// for it: queue numbers dropped (queue_0_tx_missed_tx is
+// queue_tx_missed_tx summed) and each word without a plural s
+// (rx_bits_phy is rx_bit_phy).
+func statStem(stat string) string {
+	var words []string
+	for _, w := range strings.Split(stat, "_") {
+		if w == "" || strings.Trim(w, "0123456789") == "" {
+			continue
+		}
+		words = append(words, strings.TrimSuffix(w, "s"))
+	}
+	return strings.Join(words, "_")
 }
 
 // finding builds the finding of one firing: the device from its labels,
