@@ -98,3 +98,47 @@ func TestAnyReporterInError(t *testing.T) {
 		t.Errorf("findings %v, want %s", got, want)
 	}
 }
+
+// TestUptimeSinceBoot checks where the uptime comes from and that it
+// scales counters since boot: three tx reporter errors are more than
+// NICDevlinkTxRxErrors' two in 15 minutes on average only when the host
+// booted less than 22.5 minutes before the bundle.
+func TestUptimeSinceBoot(t *testing.T) {
+	health := "pci/0000:08:00.0:\n  reporter tx\n    state healthy error 3 recover 3 auto_dump true\n"
+	tests := []struct {
+		name    string
+		files   map[string]string
+		seconds float64
+		source  string
+		fires   bool
+	}{
+		{"proc uptime, ten minutes", map[string]string{"proc/uptime": "600.25 1100.50\n"}, 600.25, "proc/uptime:1", true},
+		{"proc uptime, ten days", map[string]string{"proc/uptime": "864000.00 1100.50\n"}, 864000, "proc/uptime:1", false},
+		{"no uptime: the default", nil, DefaultUptime.Seconds(), "default", false},
+		{"a kernel log before the default: the default", map[string]string{"dmesg.txt": "[  600.000001] mlx5_core 0000:08:00.0: starting\n"},
+			DefaultUptime.Seconds(), "default", false},
+		{"a kernel log past the default", map[string]string{"dmesg.txt": "[ 200000.500000] mlx5_core 0000:08:00.0: starting\n[ 300000.250000] mlx5_core 0000:08:00.0: still\n"},
+			300000.25, "dmesg.txt:2 (latest kernel log timestamp)", false},
+		{"proc uptime wins over the kernel log", map[string]string{"dmesg.txt": "[ 300000.250000] mlx5_core 0000:08:00.0: x\n", "proc/uptime": "600.00 1.00\n"},
+			600, "proc/uptime:1", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := map[string]string{"devlink_health.txt": health}
+			for k, v := range tt.files {
+				files[k] = v
+			}
+			r := analyzer(t).Analyze(bundleOf(t, files))
+			if r.Uptime.Seconds != tt.seconds || r.Uptime.Source != tt.source {
+				t.Errorf("uptime %+v, want %v s from %q", r.Uptime, tt.seconds, tt.source)
+			}
+			fired := false
+			for _, f := range r.Findings {
+				fired = fired || f.Alert == "NICDevlinkTxRxErrors"
+			}
+			if fired != tt.fires {
+				t.Errorf("NICDevlinkTxRxErrors fired %v, want %v (findings %+v)", fired, tt.fires, r.Findings)
+			}
+		})
+	}
+}
