@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/prometheus/template"
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
+	"go.yaml.in/yaml/v3"
 )
 
 // ShippedAlerts and ShippedRecords are copies of
@@ -41,6 +42,11 @@ type Config struct {
 	Records []byte
 	// Step is the interval of the generated samples; one minute when 0.
 	Step time.Duration
+	// Checked skips rulefmt's validation (each expression parsed twice,
+	// each template parsed) for files already checked, such as the
+	// shipped ones, which the deploy tests check with promtool; it
+	// halves the loading time. Expressions are still parsed.
+	Checked bool
 }
 
 // Rule is one alerting rule of the file.
@@ -128,6 +134,14 @@ func Load(cfg Config, log *zap.Logger) (*Rules, error) {
 		if len(f.data) == 0 {
 			continue
 		}
+		if cfg.Checked {
+			var rgs rulefmt.RuleGroups
+			if err := yaml.Unmarshal(f.data, &rgs); err != nil {
+				return nil, fmt.Errorf("parsing the %s: %w", f.name, err)
+			}
+			groups = append(groups, rgs.Groups...)
+			continue
+		}
 		rgs, errs := rulefmt.Parse(f.data, false, model.UTF8Validation, p, slogger)
 		if len(errs) > 0 {
 			return nil, fmt.Errorf("parsing the %s: %w", f.name, errors.Join(errs...))
@@ -179,7 +193,7 @@ func Load(cfg Config, log *zap.Logger) (*Rules, error) {
 
 // Shipped loads the embedded copies of the shipped rule files.
 func Shipped(log *zap.Logger) (*Rules, error) {
-	return Load(Config{Alerts: ShippedAlerts, Records: ShippedRecords}, log)
+	return Load(Config{Alerts: ShippedAlerts, Records: ShippedRecords, Checked: true}, log)
 }
 
 // selectors returns the label matchers of the vector selectors of e,

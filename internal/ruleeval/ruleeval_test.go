@@ -3,6 +3,7 @@ package ruleeval
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -53,6 +54,11 @@ func TestLoadRejectsBadRules(t *testing.T) {
 		if _, err := Load(Config{Alerts: []byte(f)}, zaptest.NewLogger(t)); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+	// The shipped files also pass rulefmt's validation, which Shipped
+	// skips.
+	if _, err := Load(Config{Alerts: ShippedAlerts, Records: ShippedRecords}, zaptest.NewLogger(t)); err != nil {
+		t.Errorf("validating the shipped rules: %v", err)
 	}
 	if _, err := Load(Config{}, zaptest.NewLogger(t)); err == nil {
 		t.Error("empty config: no error")
@@ -199,5 +205,36 @@ func TestBootAfterNow(t *testing.T) {
 	}
 	if _, err := r.Eval(context.Background(), Input{Now: now, Boot: now}); err == nil {
 		t.Error("boot == now: no error")
+	}
+}
+
+// BenchmarkShipped measures loading the shipped rule files: what every
+// run of diagnose pays before reading a bundle.
+func BenchmarkShipped(b *testing.B) {
+	for b.Loop() {
+		if _, err := Shipped(nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEval measures evaluating every shipped rule over a small host
+// (a devlink reporter in error, an interface with 200 counters).
+func BenchmarkEval(b *testing.B) {
+	r, err := Shipped(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := Input{Now: now, Boot: now.Add(-24 * time.Hour), Series: []Series{
+		series("nic_devlink_health_reporter_healthy", false, map[string]string{"device": "pci/0000:08:00.0", "reporter": "fw"}, Point{now, 0}),
+	}}
+	for i := 0; i < 200; i++ {
+		in.Series = append(in.Series, series(fmt.Sprintf("nic_ethtool_stat%d_total", i), true, map[string]string{"device": "eth0"}, Point{now, float64(i)}))
+	}
+	in.Series = append(in.Series, series("nic_ethtool_rx_out_of_buffer_total", true, map[string]string{"device": "eth0"}, Point{now, 5}))
+	for b.Loop() {
+		if _, err := r.Eval(context.Background(), in); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
