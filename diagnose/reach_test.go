@@ -2,6 +2,8 @@ package diagnose
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -109,20 +111,20 @@ var unreachable = map[string]string{
 	"NICLinkFlapping":                       "needs nic_netdev_carrier_changes_total (sysfs carrier_changes): no format diagnose reads carries it",
 	"NICTemperatureHigh":                    "hwmon sensors (sysfs): no format diagnose reads carries them",
 	"NICTemperatureCritical":                "hwmon sensors (sysfs): no format diagnose reads carries them",
-	"NICInfiniBandSymbolErrors":             "InfiniBand port counters (counters/, ib_counters.txt): not read by diagnose yet (issue 25, robust readers)",
-	"NICInfiniBandLinkDowned":               "InfiniBand port counters (counters/, ib_counters.txt): not read by diagnose yet (issue 25, robust readers)",
-	"NICInfiniBandCounterSaturated":         "InfiniBand port counters (counters/, ib_counters.txt): not read by diagnose yet (issue 25, robust readers)",
-	"NICInfiniBandRNRRetriesExceeded":       "InfiniBand hw_counters: not read by diagnose yet (issue 25, robust readers)",
-	"NICInfiniBandTransportRetriesExceeded": "InfiniBand hw_counters: not read by diagnose yet (issue 25, robust readers)",
-	"NICRoCECongestion":                     "InfiniBand hw_counters and port counters: not read by diagnose yet (issue 25, robust readers)",
-	"NICRDMARetransmissions":                "InfiniBand hw_counters and port counters: not read by diagnose yet (issue 25, robust readers)",
-	"NICRDMAReceiverNotReady":               "InfiniBand hw_counters and port counters: not read by diagnose yet (issue 25, robust readers)",
-	"NICInfiniBandRemoteAccessErrors":       "InfiniBand hw_counters: not read by diagnose yet (issue 25, robust readers)",
-	"NICEFARetransmissions":                 "EFA hw_counters: not read by diagnose yet (issue 25, robust readers)",
-	"NICEFARxDrops":                         "EFA hw_counters: not read by diagnose yet (issue 25, robust readers)",
-	"NICEFARemoteUnresponsive":              "EFA hw_counters: not read by diagnose yet (issue 25, robust readers)",
-	"NICEFARemoteConnectionImpaired":        "EFA hw_counters: not read by diagnose yet (issue 25, robust readers)",
-	"NICEFARDMAWorkRequestErrors":           "EFA hw_counters: not read by diagnose yet (issue 25, robust readers)",
+	"NICInfiniBandSymbolErrors":             "InfiniBand port counters (counters/, ib_counters.txt): not read by diagnose yet",
+	"NICInfiniBandLinkDowned":               "InfiniBand port counters (counters/, ib_counters.txt): not read by diagnose yet",
+	"NICInfiniBandCounterSaturated":         "InfiniBand port counters (counters/, ib_counters.txt): not read by diagnose yet",
+	"NICInfiniBandRNRRetriesExceeded":       "InfiniBand hw_counters: not read by diagnose yet",
+	"NICInfiniBandTransportRetriesExceeded": "InfiniBand hw_counters: not read by diagnose yet",
+	"NICRoCECongestion":                     "InfiniBand hw_counters and port counters: not read by diagnose yet",
+	"NICRDMARetransmissions":                "InfiniBand hw_counters and port counters: not read by diagnose yet",
+	"NICRDMAReceiverNotReady":               "InfiniBand hw_counters and port counters: not read by diagnose yet",
+	"NICInfiniBandRemoteAccessErrors":       "InfiniBand hw_counters: not read by diagnose yet",
+	"NICEFARetransmissions":                 "EFA hw_counters: not read by diagnose yet",
+	"NICEFARxDrops":                         "EFA hw_counters: not read by diagnose yet",
+	"NICEFARemoteUnresponsive":              "EFA hw_counters: not read by diagnose yet",
+	"NICEFARemoteConnectionImpaired":        "EFA hw_counters: not read by diagnose yet",
+	"NICEFARDMAWorkRequestErrors":           "EFA hw_counters: not read by diagnose yet",
 	"NICENAConntrackAllowanceLow":           "compares a level with its 1-day maximum: one snapshot is its own maximum (two snapshots could show it; no bundle format carries two yet)",
 	"NICVMANoBuffers":                       "libvma shared-memory statistics of running applications: not in bundles",
 	"NICVMAOSFallback":                      "libvma shared-memory statistics of running applications: not in bundles",
@@ -263,5 +265,25 @@ func TestEveryAlertReachable(t *testing.T) {
 				t.Errorf("%s is still a finding with its rule deleted", row.alert)
 			}
 		})
+	}
+}
+
+// TestReachabilityDocumented checks that docs/diagnose.md lists every
+// row of both tables as the test has it.
+func TestReachabilityDocumented(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "docs", "diagnose.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	for _, row := range reachable {
+		if want := fmt.Sprintf("| `%s` | %s |\n", row.alert, row.format); !strings.Contains(doc, want) {
+			t.Errorf("docs/diagnose.md lacks the row %q", want)
+		}
+	}
+	for name, why := range unreachable {
+		if want := fmt.Sprintf("| `%s` | %s |\n", name, why); !strings.Contains(doc, want) {
+			t.Errorf("docs/diagnose.md lacks the row %q", want)
+		}
 	}
 }
