@@ -142,3 +142,32 @@ func TestUptimeSinceBoot(t *testing.T) {
 		})
 	}
 }
+
+// TestENAStatsFromKernelLog checks the statistics the ENA driver dumps
+// to the kernel log after a reset (in the layout of the ena_fault
+// bundle's journalctl_-k line 8, whose header names its source): an
+// interface without
+// an ethtool -S dump gets them as its counters, and a dump with a lower
+// value is raised, each with the log line as evidence.
+func TestENAStatsFromKernelLog(t *testing.T) {
+	log := "[ 9000.1] ena 0000:00:05.0 eth1: wd_expired: 2\n[ 9000.2] ena 0000:00:05.0 eth1: tx_timeout: 0\n" +
+		"[ 9001.1] ena 0000:00:06.0 eth0: admin_q_pause: 3\n"
+	stats := "driver: ena\nbus-info: 0000:00:06.0\nNIC statistics:\n     admin_q_pause: 1\n     wd_expired: 0\n"
+	r := analyzer(t).Analyze(bundleOf(t, map[string]string{"journalctl_-k": log, "ethtool_-S_eth0": stats}))
+	got := map[string]string{}
+	for _, f := range r.Findings {
+		got[f.Alert+" "+f.Device] = f.Evidence
+	}
+	want := map[string]string{
+		"NICENAWatchdogExpired eth1":  `journalctl_-k:1: nic_ethtool_wd_expired_total{device="eth1"} = 2`,
+		"NICENAAdminQueuePaused eth0": `journalctl_-k:3: nic_ethtool_admin_q_pause_total{device="eth0"} = 3`,
+	}
+	for k, ev := range want {
+		if got[k] != ev {
+			t.Errorf("%s: evidence %q, want %q (findings %v)", k, got[k], ev, got)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("findings %v, want only %v", got, want)
+	}
+}

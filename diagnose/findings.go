@@ -42,7 +42,7 @@ const maxEvidence = 4
 // failure of the collectors or of the rules is a note on the report's
 // first file (or a finding-less report), never a panic.
 func (a *Analyzer) evaluate(r *Report) {
-	series, evidence, err := bundleSeriesOf(r, a.rules, a.log)
+	series, evidence, err := bundleSeriesOf(r, a.rules, a.alerts, a.log)
 	if err == nil {
 		var firings []ruleeval.Firing
 		boot := evalTime.Add(-time.Duration(r.Uptime.Seconds * float64(time.Second)))
@@ -58,10 +58,11 @@ func (a *Analyzer) evaluate(r *Report) {
 }
 
 // bundleSeriesOf returns the series of the bundle as the rules see them:
-// every sample of the collectors' and diagnose's own snapshots (collect),
-// with the job and instance labels of a scrape, an up series for that
-// scrape, and where each series was read.
-func bundleSeriesOf(r *Report, rules *logrules.Engine, log *zap.Logger) ([]ruleeval.Series, map[string]string, error) {
+// the samples of the collectors' and diagnose's own snapshots (collect)
+// of the families an alert reads (the others would cost memory for
+// nothing), with the job and instance labels of a scrape, an up series
+// for that scrape, and where each series was read.
+func bundleSeriesOf(r *Report, rules *logrules.Engine, alerts *ruleeval.Rules, log *zap.Logger) ([]ruleeval.Series, map[string]string, error) {
 	snaps, err := collect(r, rules, evalTime, log)
 	if err != nil {
 		return nil, nil, err
@@ -75,12 +76,8 @@ func bundleSeriesOf(r *Report, rules *logrules.Engine, log *zap.Logger) ([]rulee
 	out := []ruleeval.Series{{Labels: map[string]string{"__name__": "up", "job": bundleJob, "instance": inst},
 		Points: []ruleeval.Point{{T: evalTime, V: 1}}}}
 	for _, s := range snaps {
-		var buf bytes.Buffer
-		if _, err := s.WriteTo(&buf, exposition.Text); err != nil {
-			return nil, nil, err
-		}
 		tp := expfmt.NewTextParser(model.UTF8Validation)
-		fams, err := tp.TextToMetricFamilies(&buf)
+		fams, err := tp.TextToMetricFamilies(bytes.NewReader(s.AppendFamilies(nil, exposition.Text, alerts.Reads)))
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading back the collectors' series: %w", err)
 		}
@@ -90,6 +87,9 @@ func bundleSeriesOf(r *Report, rules *logrules.Engine, log *zap.Logger) ([]rulee
 		}
 		sort.Strings(names)
 		for _, n := range names {
+			if !alerts.Reads(n) {
+				continue
+			}
 			mf := fams[n]
 			counter := mf.GetType().String() == "COUNTER"
 			for _, m := range mf.GetMetric() {

@@ -111,7 +111,11 @@ type recordRule struct {
 
 // Rules are parsed rule files, ready to evaluate.
 type Rules struct {
-	alerts  []*Rule
+	// names are the metric names the alerts read; nameMatchers the
+	// __name__ matchers that are not an equality, which may read more.
+	names        map[string]bool
+	nameMatchers []*labels.Matcher
+	alerts       []*Rule
 	records []recordRule
 	engine  *promql.Engine
 	step    time.Duration
@@ -171,8 +175,26 @@ func Load(cfg Config, log *zap.Logger) (*Rules, error) {
 		return nil, errors.New("the alerting rules file has no alerting rule")
 	}
 	used := map[string]bool{}
+	r.names = map[string]bool{}
 	for _, a := range r.alerts {
 		a.selectors = selectors(a.expr, records, used, 0)
+		for _, ms := range a.selectors {
+			named := false
+			for _, m := range ms {
+				if m.Name != model.MetricNameLabel {
+					continue
+				}
+				named = true
+				if m.Type == labels.MatchEqual {
+					r.names[m.Value] = true
+				} else {
+					r.nameMatchers = append(r.nameMatchers, m)
+				}
+			}
+			if !named {
+				r.nameMatchers = append(r.nameMatchers, labels.MustNewMatcher(labels.MatchRegexp, model.MetricNameLabel, ".+"))
+			}
+		}
 	}
 	names := make([]string, 0, len(used))
 	for n := range used {
@@ -215,6 +237,21 @@ func selectors(e parser.Expr, records map[string]recordRule, used map[string]boo
 		return nil
 	})
 	return out
+}
+
+// Reads reports whether an alert (or a recording rule it reads) may
+// select series of the metric name: a caller can leave the others out
+// of Input, so that a host's many unrelated series cost nothing.
+func (r *Rules) Reads(name string) bool {
+	if r.names[name] {
+		return true
+	}
+	for _, m := range r.nameMatchers {
+		if m.Matches(name) {
+			return true
+		}
+	}
+	return false
 }
 
 // Alerts returns the alerting rules in file order.

@@ -38,6 +38,14 @@ func TestShippedLoads(t *testing.T) {
 	if len(r.Alerts()) != n {
 		t.Errorf("loaded %d alerting rules, the file has %d", len(r.Alerts()), n)
 	}
+	for _, name := range []string{"nic_ethtool_rx_out_of_buffer_total", "nic_ethtool_rx_bit_phy_total", "up"} {
+		if !r.Reads(name) {
+			t.Errorf("Reads(%s) = false, want true", name)
+		}
+	}
+	if r.Reads("nic_ethtool_queue_rx_cnt_total") {
+		t.Error("Reads(nic_ethtool_queue_rx_cnt_total) = true: no alert reads it")
+	}
 	for _, a := range r.Alerts() {
 		if a.Labels["severity"] == "" || a.Annotations["runbook_url"] == "" || len(a.Metrics()) == 0 && a.Name != "NICExporterTargetsAbsent" {
 			t.Errorf("%s: severity %q, runbook %q, metrics %v", a.Name, a.Labels["severity"], a.Annotations["runbook_url"], a.Metrics())
