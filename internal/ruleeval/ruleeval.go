@@ -116,10 +116,10 @@ type Rules struct {
 	names        map[string]bool
 	nameMatchers []*labels.Matcher
 	alerts       []*Rule
-	records []recordRule
-	engine  *promql.Engine
-	step    time.Duration
-	log     *zap.Logger
+	records      []recordRule
+	engine       *promql.Engine
+	step         time.Duration
+	log          *zap.Logger
 }
 
 // Load parses the rule files of cfg with Prometheus' rule file parser
