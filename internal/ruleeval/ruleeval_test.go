@@ -246,3 +246,19 @@ func BenchmarkEval(b *testing.B) {
 		}
 	}
 }
+
+// FuzzLoad feeds arbitrary rule files (--alert-rules-file is the user's)
+// to Load, validated and not: an error, never a panic.
+func FuzzLoad(f *testing.F) {
+	f.Add(ShippedAlerts, false)
+	f.Add([]byte("groups:\n  - name: g\n    rules:\n      - alert: A\n        expr: rate(x[5m]) > 0\n        labels: {severity: '{{ $labels.device }}'}\n"), true)
+	f.Add([]byte("groups: ["), false)
+	f.Fuzz(func(t *testing.T, data []byte, checked bool) {
+		r, err := Load(Config{Alerts: data, Checked: checked}, nil)
+		if err != nil {
+			return
+		}
+		_, _ = r.Eval(context.Background(), Input{Now: now, Boot: now.Add(-time.Hour),
+			Series: []Series{series("x", true, map[string]string{"device": "eth0"}, Point{now, 1})}})
+	})
+}
