@@ -245,7 +245,7 @@ func (a *Analyzer) recognise(f File) string {
 // sosIface is the interface in a sosreport name such as ethtool_-S_eth0.
 var sosIface = regexp.MustCompile(`^ethtool_(?:-[a-zA-Z]_)?([A-Za-z0-9._-]+)$`)
 
-// bundleInputs are the files whose findings need the whole bundle read
+// bundleInputs are the files whose series need the whole bundle read
 // first: kernel logs (after lspci, for the PCI classes), ethtool -i/-S
 // files (grouped by interface) and ethtool link outputs (which name the
 // default interface).
@@ -295,7 +295,7 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 }
 
 // readFile recognises one file of the bundle, parses it and adds its
-// findings and its FileResult to r; files whose findings need the whole
+// series and its FileResult to r; files whose series need the whole
 // bundle go to in. A JSON document is parsed whole (encoding/json, in one
 // pass); text is analysed in lines, within the limits lim, counted
 // against the bundle's totals in r.
@@ -324,9 +324,9 @@ func (a *Analyzer) readFile(r *Report, f File, lim Limits, in *bundleInputs) {
 	r.Files = append(r.Files, res)
 }
 
-// parseFile parses f as a file of the given kind and adds its findings
-// (or its firmware inventory) to r, or queues it in in when its findings
-// need the whole bundle. Notes about the file go to res, the result that
+// parseFile parses f as a file of the given kind and adds its series
+// (or its firmware inventory, or the uptime) to r, or queues it in in
+// when its series need the whole bundle. Notes about the file go to res, the result that
 // readFile appends to r.Files next; the error is the parser's.
 func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in *bundleInputs) error {
 	switch kind {

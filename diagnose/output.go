@@ -75,9 +75,11 @@ func WriteJSON(w io.Writer, reports []*Report) error {
 }
 
 // WriteOpenMetrics writes the series the daemon's collectors export when
-// they run over the bundle: the ethtool collector over the recorded
+// they run over the bundle (the ethtool collector over the recorded
 // ethtool -i/-S dumps and link settings, the kmsg collector over the
-// kernel log lines. Every sample carries the timestamp at, so the output
+// kernel log lines) and the series diagnose builds from the other tool
+// outputs (series.go): the series the alert rules are evaluated over,
+// without the up series of the scrape they stand for. Every sample carries the timestamp at, so the output
 // can be backfilled (whole seconds, which the Prometheus text parser of
 // promtool check metrics also reads) with promtool tsdb create-blocks-from openmetrics.
 // Several bundles are one host each, told apart by the instance label.
