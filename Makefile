@@ -35,12 +35,14 @@ demo-stack: build
 
 # mixin renders the monitoring mixin (deploy/mixin) with its default config
 # into deploy/prometheus/alerts.yml and rules.yml, which are generated, and
-# refreshes their two copies: the Helm chart's files/ and the kustomize
-# PrometheusRule. Deploy tests fail when any of them differs from a fresh
-# render.
+# refreshes their copies: the Helm chart's files/, the kustomize
+# PrometheusRule and internal/ruleeval's (embedded in the binary for
+# diagnose). Deploy tests (and TestShippedRulesMatchDeploy) fail when any
+# of them differs from a fresh render.
 mixin:
 	cd deploy && $(GO) run ./cmd/mixin
 	$(MAKE) helm-rules
+	cp deploy/prometheus/alerts.yml deploy/prometheus/rules.yml internal/ruleeval/
 	cd deploy && $(GO) test -count=1 -run '^TestPrometheusRuleMatchesRuleFiles$$' . -update
 
 # Per test binary timeouts, for a 2-core machine that is busy with other

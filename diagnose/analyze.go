@@ -9,9 +9,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nic-exporter/nic_exporter/collector/kmsg"
+	"go.uber.org/zap"
+
 	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
 	"github.com/nic-exporter/nic_exporter/internal/logrules"
+	"github.com/nic-exporter/nic_exporter/internal/ruleeval"
 )
 
 // Kinds of file diagnose recognises.
@@ -23,6 +25,7 @@ const (
 	KindLspci         = "lspci -vvv"
 	KindMlxfwmanager  = "mlxfwmanager --query"
 	KindKernelLog     = "kernel log"
+	KindUptime        = "/proc/uptime"
 	// KindDevlinkEvidence is an evidence file of the exporter's devlink
 	// capture.
 	KindDevlinkEvidence = "devlink evidence capture"
@@ -45,16 +48,26 @@ func (f *FileResult) addNote(note string) {
 	f.Note += note
 }
 
-// Finding is one documented condition of one device.
+// Finding is one sample an alerting rule of alerts.yml returned over the
+// bundle's series: the alert, its severity and runbook from the rule,
+// the device, and the series it read with the file and line of each.
 type Finding struct {
+	// Condition is the alert's summary, expanded for the sample.
 	Condition string `json:"condition"`
 	Device    string `json:"device"`
 	Severity  string `json:"severity"`
 	Alert     string `json:"alert"`
 	Runbook   string `json:"runbook"`
-	// Evidence is file:line, or file and the value read.
+	// Evidence lists the series the alert read for this device, each
+	// with its value and the file:line it was read from.
 	Evidence string `json:"evidence"`
-	Detail   string `json:"detail"`
+	// Detail says what the expression returned and how the bundle's
+	// time was treated (since boot, "for:"); the alert's description
+	// speaks of windows a bundle does not have.
+	Detail string `json:"detail"`
+	// Labels are the labels of the sample the alert's expression
+	// returned, without job and instance.
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // Report is what diagnose found in one bundle.
@@ -63,10 +76,22 @@ type Report struct {
 	Files    []FileResult     `json:"files"`
 	Findings []Finding        `json:"findings"`
 	Firmware []FirmwareDevice `json:"firmware,omitempty"`
+	// Uptime is the time since boot the counters are averaged over.
+	Uptime Uptime `json:"uptime"`
 
 	// ethtool and kernel log inputs for the daemon's collectors.
 	ethIfaces []*ethIface
 	kmsgLines []string
+	// series are the samples diagnose exports itself (series.go).
+	series bundleSeries
+	// kernelEvidence is the first line of each kernel log event, by
+	// device and event.
+	kernelEvidence map[[2]string]string
+	// enaStats are the ENA statistics the driver dumps to the kernel
+	// log after a reset, by interface.
+	enaStats map[string][]enaStat
+	// uptimeFromProc is set once /proc/uptime was read.
+	uptimeFromProc bool
 	// pciClasses are the classes of the PCI functions lspci lists, by
 	// full address, for the rules that count only NIC functions.
 	pciClasses pciClasses
@@ -139,14 +164,21 @@ type dumpFile struct {
 	result int
 }
 
-// Analyzer recognises the files of a bundle and names their findings.
+// Analyzer recognises the files of a bundle, turns them into the series
+// the daemon would export and evaluates the alerting rules over them.
 type Analyzer struct {
-	rules *logrules.Engine
+	rules  *logrules.Engine
+	alerts *ruleeval.Rules
+	log    *zap.Logger
 }
 
-// NewAnalyzer returns an Analyzer using the kernel log rules.
-func NewAnalyzer(rules *logrules.Engine) *Analyzer {
-	return &Analyzer{rules: rules}
+// NewAnalyzer returns an Analyzer using the kernel log rules and the
+// alerting rules (ruleeval.Shipped for the shipped ones).
+func NewAnalyzer(rules *logrules.Engine, alerts *ruleeval.Rules, log *zap.Logger) *Analyzer {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Analyzer{rules: rules, alerts: alerts, log: log}
 }
 
 // recogniseJSON returns the kind of a JSON document the whole of data
@@ -189,6 +221,8 @@ func (a *Analyzer) recognise(f File) string {
 		return KindLspci
 	case has(prefix("Device #")) && has(prefix("Versions:")):
 		return KindMlxfwmanager
+	case len(ls) == 1 && uptimeFile.MatchString(ls[0]):
+		return KindUptime
 	case (has(prefix("reporter ")) || has(prefix("name "))) && has(prefix("state ")):
 		return KindDevlinkHealth
 	}
@@ -211,7 +245,7 @@ func (a *Analyzer) recognise(f File) string {
 // sosIface is the interface in a sosreport name such as ethtool_-S_eth0.
 var sosIface = regexp.MustCompile(`^ethtool_(?:-[a-zA-Z]_)?([A-Za-z0-9._-]+)$`)
 
-// bundleInputs are the files whose findings need the whole bundle read
+// bundleInputs are the files whose series need the whole bundle read
 // first: kernel logs (after lspci, for the PCI classes), ethtool -i/-S
 // files (grouped by interface) and ethtool link outputs (which name the
 // default interface).
@@ -224,19 +258,23 @@ type bundleInputs struct {
 // Analyze reads every file of b and returns the findings. It analyses
 // at most b.Limits' lines of each file and of the bundle, each at most
 // b.Limits.MaxLineBytes long, and notes what it passed over. The steps:
-// each file is recognised, parsed and given its own findings (readFile);
-// then the kernel logs are matched against the rules; then the ethtool
-// -i/-S files are grouped by interface and analysed together; last the
-// findings are sorted by severity, alert and device.
+// each file is recognised and parsed (readFile); the kernel logs are
+// read after lspci (for the PCI classes); the ethtool -i/-S files are
+// grouped by interface; then the bundle becomes series (the daemon's
+// ethtool and kmsg collectors over those inputs, and the series of the
+// other tool outputs, series.go) and the alerting rules are evaluated
+// over them (findings.go); last the findings are sorted by severity,
+// alert and device.
 func (a *Analyzer) Analyze(b *Bundle) *Report {
-	r := &Report{Source: b.Source, Findings: []Finding{}, pciClasses: pciClasses{}}
+	r := &Report{Source: b.Source, Findings: []Finding{}, pciClasses: pciClasses{},
+		kernelEvidence: map[[2]string]string{}, enaStats: map[string][]enaStat{}}
 	lim := b.Limits.withDefaultWork()
 	var in bundleInputs
 	for _, f := range b.Files {
 		a.readFile(r, f, lim, &in)
 	}
 	for _, f := range in.kernelLogs {
-		a.kernelFindings(r, f)
+		a.readKernelLog(r, f)
 	}
 	ifaces := groupDumps(r, in.dumps, defaultInterface(in.links))
 	for _, ls := range in.links {
@@ -245,12 +283,19 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 		}
 	}
 	a.analyseInterfaces(r, ifaces)
+	addKernelENAStats(r)
+	if !r.uptimeFromProc && r.Uptime.Seconds < DefaultUptime.Seconds() {
+		// A kernel log excerpt (dmesg | grep mlx5) often ends at boot:
+		// its latest timestamp is only a lower bound.
+		r.Uptime = Uptime{Seconds: DefaultUptime.Seconds(), Source: "default"}
+	}
+	a.evaluate(r)
 	sortFindings(r.Findings)
 	return r
 }
 
 // readFile recognises one file of the bundle, parses it and adds its
-// findings and its FileResult to r; files whose findings need the whole
+// series and its FileResult to r; files whose series need the whole
 // bundle go to in. A JSON document is parsed whole (encoding/json, in one
 // pass); text is analysed in lines, within the limits lim, counted
 // against the bundle's totals in r.
@@ -279,9 +324,9 @@ func (a *Analyzer) readFile(r *Report, f File, lim Limits, in *bundleInputs) {
 	r.Files = append(r.Files, res)
 }
 
-// parseFile parses f as a file of the given kind and adds its findings
-// (or its firmware inventory) to r, or queues it in in when its findings
-// need the whole bundle. Notes about the file go to res, the result that
+// parseFile parses f as a file of the given kind and adds its series
+// (or its firmware inventory, or the uptime) to r, or queues it in in
+// when its series need the whole bundle. Notes about the file go to res, the result that
 // readFile appends to r.Files next; the error is the parser's.
 func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in *bundleInputs) error {
 	switch kind {
@@ -293,31 +338,31 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 			return err
 		}
 		in.links = append(in.links, ls)
-		a.linkFindings(r, f.Name, ls)
+		r.series.addLink(f.Name, ls)
 	case KindDevlinkHealth:
 		reps, err := ParseDevlinkHealth(string(f.Data))
 		if err != nil {
 			return err
 		}
-		a.devlinkFindings(r, f.Name, reps)
+		r.series.addReporters(f.Name, reps)
 	case KindDevlinkEvidence:
 		reps, err := ParseDevlinkEvidence(string(f.Data))
 		if err != nil {
 			return err
 		}
-		a.devlinkFindings(r, f.Name, reps)
+		r.series.addReporters(f.Name, reps)
 	case KindIbstat:
 		ports, err := ParseIbstat(string(f.Data))
 		if err != nil {
 			return err
 		}
-		a.ibFindings(r, f.Name, ports)
+		r.series.addIB(f.Name, ports)
 	case KindLspci:
 		fns, err := ParseLspci(string(f.Data))
 		if err != nil {
 			return err
 		}
-		a.pciFindings(r, f.Name, fns)
+		r.series.addPCI(f.Name, fns)
 		r.pciClasses.add(fns)
 		for _, fn := range fns {
 			for _, why := range fn.Rejected {
@@ -332,6 +377,8 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 		r.Firmware = append(r.Firmware, devs...)
 	case KindKernelLog:
 		in.kernelLogs = append(in.kernelLogs, f) // after lspci
+	case KindUptime:
+		r.noteUptime(f.Name, f.Data)
 	}
 	return nil
 }
@@ -394,7 +441,7 @@ func (it *ethIface) addDump(f File) {
 }
 
 // analyseInterfaces parses the ethtool -i/-S text of each interface, in
-// name order, keeps it for the daemon's collectors and adds its findings;
+// name order, and keeps it for the daemon's ethtool collector;
 // an interface whose files do not parse together gets a note on each of
 // them.
 func (a *Analyzer) analyseInterfaces(r *Report, ifaces map[string]*ethIface) {
@@ -414,7 +461,6 @@ func (a *Analyzer) analyseInterfaces(r *Report, ifaces map[string]*ethIface) {
 		}
 		it.dump = d
 		r.ethIfaces = append(r.ethIfaces, it)
-		a.ethtoolFindings(r, it)
 	}
 }
 
@@ -444,221 +490,82 @@ func severityRank(s string) int {
 	return 2
 }
 
-// add adds a finding of alert a to the report.
-func (r *Report) add(a Alert, condition, device, evidence, detail string) {
-	r.Findings = append(r.Findings, Finding{Condition: condition, Device: device, Severity: a.Severity,
-		Alert: a.Name, Runbook: a.Runbook(), Evidence: evidence, Detail: detail})
-}
-
-// linkFindings adds a link-down finding for an ethtool output that says
-// no link was detected.
-func (a *Analyzer) linkFindings(r *Report, file string, ls *LinkSettings) {
-	if ls.HasDetected && !ls.Detected {
-		r.add(alertLinkDown, "link_down", ls.Interface, fmt.Sprintf("%s:%d", file, ls.DetectedLine),
-			"ethtool reports \"Link detected: no\": no carrier.")
-	}
-}
-
-// devlinkFindings adds the findings of devlink health reporters with an
-// alert: a reporter in error (and stuck, without auto-recovery), or a
-// healthy one that counted errors since boot (more than two for tx and
-// rx, which recover routinely).
-func (a *Analyzer) devlinkFindings(r *Report, file string, reps []Reporter) {
-	for _, rep := range reps {
-		ev := file
-		if rep.Line > 0 {
-			ev = fmt.Sprintf("%s:%d", file, rep.Line)
-		}
-		dev := rep.Device + " reporter " + rep.Name
-		al, ok := devlinkAlert(rep.Name)
-		if !ok {
-			// A reporter with no alert of its own (ice's port or mdd,
-			// another driver's): the daemon's NICDevlinkReporterStuck
-			// fires for any reporter that stays in error.
-			if rep.State != "" && rep.State != "healthy" {
-				r.add(alertReporterStuck, "devlink_reporter_in_error", dev, ev,
-					fmt.Sprintf("reporter %s is in state %q (error %d, recover %d since boot); the exporter alerts when a reporter stays in error for 15 minutes.", rep.Name, rep.State, rep.Errors, rep.Recover))
-			}
-			continue
-		}
-		switch {
-		case rep.State != "" && rep.State != "healthy":
-			r.add(al, "devlink_reporter_"+rep.Name+"_in_error", dev, ev,
-				fmt.Sprintf("reporter %s is in state %q (error %d, recover %d since boot).", rep.Name, rep.State, rep.Errors, rep.Recover))
-			if rep.AutoRecover != nil && !*rep.AutoRecover {
-				r.add(alertReporterStuck, "devlink_reporter_stuck", dev, ev,
-					fmt.Sprintf("reporter %s is in error with auto_recover false: the driver will not recover it.", rep.Name))
-			}
-		case rep.Errors > 0 && (al != alertTxRx || rep.Errors > 2):
-			r.add(al, "devlink_reporter_"+rep.Name+"_errors", dev, ev,
-				fmt.Sprintf("reporter %s counted %d errors and %d recoveries since boot; it is healthy now.", rep.Name, rep.Errors, rep.Recover))
-		}
-	}
-}
-
-// ibFindings adds the findings of InfiniBand ports whose physical link is
-// not up, or up but not activated by a subnet manager.
-func (a *Analyzer) ibFindings(r *Report, file string, ports []IBPort) {
-	for _, p := range ports {
-		if p.LinkLayer != "InfiniBand" {
-			continue
-		}
-		dev := fmt.Sprintf("%s port %d", p.CA, p.Port)
-		ev := fmt.Sprintf("%s:%d", file, p.Line)
-		switch {
-		case p.PhysicalState != "" && p.PhysicalState != "LinkUp":
-			r.add(alertIBNotLinkUp, "infiniband_port_not_linkup", dev, ev,
-				fmt.Sprintf("physical state %s (state %s) instead of LinkUp.", p.PhysicalState, p.State))
-		case p.PhysicalState == "LinkUp" && p.State != "" && p.State != "Active":
-			r.add(alertIBNotActive, "infiniband_port_not_active", dev, ev,
-				fmt.Sprintf("physical link up but state %s: no subnet manager has activated the port.", p.State))
-		}
-	}
-}
-
-// pciFindings adds the findings of network functions whose PCIe link
-// trained below its capability or whose device status has an
-// uncorrectable error bit set.
-func (a *Analyzer) pciFindings(r *Report, file string, fns []PCIFunction) {
-	for _, f := range fns {
-		if !f.NetworkClass() {
-			continue
-		}
-		dev := f.Address
-		if dev == "" {
-			dev = "(PCI function not named in the excerpt)"
-		}
-		if f.LinkDegraded() {
-			r.add(alertPCIeDegraded, "pcie_link_degraded", dev, fmt.Sprintf("%s:%d", file, f.LnkStaLine),
-				fmt.Sprintf("LnkSta %gGT/s x%d below LnkCap %gGT/s x%d.", f.StaSpeedGTs, f.StaWidth, f.CapSpeedGTs, f.CapWidth))
-		}
-		// CorrErr and UnsupReq are set on healthy functions (config
-		// space probing sets UnsupReq); the uncorrectable bits are what
-		// the AER alert covers.
-		var unc []string
-		for _, b := range f.DevStaErrors {
-			switch b {
-			case "NonFatalErr", "UncorrErr", "FatalErr":
-				unc = append(unc, b)
-			}
-		}
-		if len(unc) > 0 {
-			r.add(alertPCIeUncorrected, "pcie_device_status_error", dev, fmt.Sprintf("%s:%d", file, f.DevStaLine),
-				"DevSta has "+strings.Join(unc, "+ ")+"+ set: an uncorrectable error was detected since the bits were last cleared.")
-		}
-	}
-}
-
-// enaCounters are the ENA device counters whose alert fires on any
-// increase; in a snapshot any non-zero value is one since boot.
-var enaCounters = []struct {
-	stat  string
-	alert Alert
-}{
-	{"wd_expired", alertENAWatchdog},
-	{"tx_timeout", alertENATxTimeout},
-	{"admin_q_pause", alertENAAdminQPause},
-}
-
-// ethtoolFindings adds a finding for each ENA device counter of the
-// interface that is not zero (an interface of another driver has none).
-func (a *Analyzer) ethtoolFindings(r *Report, it *ethIface) {
-	if it.dump.Driver != "" && it.dump.Driver != "ena" {
-		return
-	}
-	for _, c := range enaCounters {
-		i := it.dump.Index(c.stat)
-		if i < 0 || it.dump.Values[i] == 0 {
-			continue
-		}
-		r.add(c.alert, "ena_"+c.stat, it.name, it.statsAt[c.stat],
-			fmt.Sprintf("%s = %d since boot (ethtool -S).", c.stat, it.dump.Values[i]))
-	}
-}
-
 // enaStatLine is a line of the statistics the ENA driver prints to the
 // kernel log after a reset: "ena 0000:00:05.0 eth0: wd_expired: 1".
 var enaStatLine = regexp.MustCompile(`^ena (\S+) (\S+): (wd_expired|tx_timeout|admin_q_pause): (\d+)$`)
 
-// kernelFindings keeps the messages of kernel log f for the daemon's
-// collectors and adds a finding per alert, device and event it matched,
-// with the first line as evidence and the count of lines: the ENA
-// driver's statistics dump after a reset, and the lines the log rules
-// map to an alert (for NIC functions only when lspci did not show the
-// function to be something else).
-func (a *Analyzer) kernelFindings(r *Report, f File) {
-	type key struct{ alert, device, event string }
-	type agg struct {
-		n     int
-		first string
-		al    Alert
-	}
-	found := map[key]*agg{}
-	var order []key
-	note := func(k key, al Alert, ev string) {
-		g := found[k]
-		if g == nil {
-			g = &agg{first: ev, al: al}
-			found[k] = g
-			order = append(order, k)
-		}
-		g.n++
-	}
+// enaStat is one statistic of such a dump, with its file:line.
+type enaStat struct {
+	name     string
+	value    uint64
+	evidence string
+}
+
+// readKernelLog keeps the messages of kernel log f for the kmsg
+// collector, the first line of each event a log rule matches (for the
+// evidence), the ENA driver's statistics dumps and the latest timestamp
+// (the uptime when the bundle has no /proc/uptime).
+func (a *Analyzer) readKernelLog(r *Report, f File) {
+	r.noteUptime(f.Name, f.Data)
 	for i, l := range lines(f.Data) {
 		msg := strings.TrimSpace(logrules.StripPrefix(l))
 		if msg == "" {
 			continue
 		}
 		r.kmsgLines = append(r.kmsgLines, msg)
-		if e, ok := a.matchKernelLine(r, msg); ok {
-			note(key{e.alert.Name, e.device, e.event}, e.alert, fmt.Sprintf("%s:%d", f.Name, i+1))
+		ev := fmt.Sprintf("%s:%d", f.Name, i+1)
+		if m := enaStatLine.FindStringSubmatch(msg); m != nil {
+			if n, err := strconv.ParseUint(m[4], 10, 64); err == nil {
+				r.enaStats[m[2]] = append(r.enaStats[m[2]], enaStat{m[3], n, ev})
+			}
+			continue
 		}
-	}
-	for _, k := range order {
-		g := found[k]
-		detail := fmt.Sprintf("kernel log event %s, %d line(s) in this log.", k.event, g.n)
-		if g.al == alertENAWatchdog || g.al == alertENATxTimeout || g.al == alertENAAdminQPause {
-			detail = fmt.Sprintf("the ENA driver's statistics dump after a reset shows %s > 0 since boot.", strings.TrimPrefix(k.event, "ena_"))
-		}
-		r.add(g.al, k.event, k.device, g.first, detail)
-	}
-}
-
-// kernelEvent is what one kernel log line counts for: an alert, the
-// device and the event.
-type kernelEvent struct {
-	alert         Alert
-	device, event string
-}
-
-// matchKernelLine returns the event a kernel log message counts for, if
-// any: a non-zero counter of the ENA driver's statistics dump, or a line
-// a log rule maps to an alert. As in the kmsg collector, a rule for NIC
-// functions only does not count a function lspci shows to be something
-// else.
-func (a *Analyzer) matchKernelLine(r *Report, msg string) (kernelEvent, bool) {
-	if m := enaStatLine.FindStringSubmatch(msg); m != nil {
-		if n, _ := strconv.ParseUint(m[4], 10, 64); n > 0 {
-			for _, c := range enaCounters {
-				if c.stat == m[3] {
-					return kernelEvent{c.alert, m[2], "ena_" + c.stat}, true
-				}
+		if m, ok := a.rules.Match(msg); ok {
+			k := [2]string{m.Device, m.Rule.Event}
+			if _, seen := r.kernelEvidence[k]; !seen {
+				r.kernelEvidence[k] = ev
 			}
 		}
-		return kernelEvent{}, false
 	}
-	m, ok := a.rules.Match(msg)
-	if !ok {
-		return kernelEvent{}, false
+}
+
+// addKernelENAStats gives the ethtool collector the ENA statistics the
+// driver dumped to the kernel log: the counters of an interface without
+// an ethtool -S dump, and for one with a dump, a value above the dump's
+// (a counter since boot is never below an earlier reading of it, so the
+// dump is then older than the reset, or of another boot).
+func addKernelENAStats(r *Report) {
+	names := make([]string, 0, len(r.enaStats))
+	for n := range r.enaStats {
+		names = append(names, n)
 	}
-	if m.Rule.NICOnly && logrules.IsPCIAddress(m.Device) {
-		if class, ok := r.pciClasses.PCIClass(m.Device); ok && !kmsg.IsNICClass(class) {
-			return kernelEvent{}, false
+	sort.Strings(names)
+	for _, name := range names {
+		var it *ethIface
+		for _, x := range r.ethIfaces {
+			if x.name == name {
+				it = x
+			}
+		}
+		if it == nil {
+			it = &ethIface{name: name, statsAt: map[string]string{}, dump: &ethtooldump.Dump{Driver: "ena"}}
+			r.ethIfaces = append(r.ethIfaces, it)
+		}
+		if it.dump.Driver != "" && it.dump.Driver != "ena" {
+			continue
+		}
+		for _, st := range r.enaStats[name] {
+			i := it.dump.Index(st.name)
+			switch {
+			case i < 0:
+				it.dump.Names = append(it.dump.Names, st.name)
+				it.dump.Values = append(it.dump.Values, st.value)
+			case it.dump.Values[i] < st.value:
+				it.dump.Values[i] = st.value
+			default:
+				continue
+			}
+			it.statsAt[st.name] = st.evidence
 		}
 	}
-	al, ok := kernelLogAlert(m.Rule.Event)
-	if !ok {
-		return kernelEvent{}, false
-	}
-	return kernelEvent{al, m.Device, m.Rule.Event}, true
 }

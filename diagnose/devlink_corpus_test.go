@@ -30,6 +30,7 @@ func TestRealWorldDevlinkHealth(t *testing.T) {
 		t.Fatalf("devlink corpus: %d files, %v", len(files), err)
 	}
 	e := rules(t)
+	alerts := alertRules(t)
 	shows := 0
 	for _, p := range files {
 		t.Run(filepath.Base(p), func(t *testing.T) {
@@ -51,7 +52,7 @@ func TestRealWorldDevlinkHealth(t *testing.T) {
 					}
 				}
 			}
-			r := NewAnalyzer(e).Analyze(bundleOf(t, map[string]string{"devlink_health.txt": text}))
+			r := NewAnalyzer(e, alerts, nil).Analyze(bundleOf(t, map[string]string{"devlink_health.txt": text}))
 			if len(want) == 0 {
 				if len(r.Findings) != 0 {
 					t.Errorf("findings from a transcript without health show output: %+v", r.Findings)

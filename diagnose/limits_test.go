@@ -112,10 +112,11 @@ func TestWorkBounded(t *testing.T) {
 		b.Files = append(b.Files, File{Name: fmt.Sprintf("f%d", i), Data: newlines})
 	}
 	e := rules(t)
+	alerts := alertRules(t)
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	r := NewAnalyzer(e).Analyze(b)
+	r := NewAnalyzer(e, alerts, nil).Analyze(b)
 	runtime.ReadMemStats(&after)
 	alloc := after.TotalAlloc - before.TotalAlloc
 	t.Logf("%d lines analysed, %d bytes allocated", r.linesAnalysed, alloc)
@@ -147,7 +148,7 @@ func TestWorkBounded(t *testing.T) {
 		t.Errorf("no findings from the kernel log")
 	}
 	for _, f := range r.Findings {
-		if ev := f.Evidence; ev != "a_dmesg.txt:1" && ev != "a_dmesg.txt:2" || !strings.Contains(f.Detail, "2 line(s)") {
+		if ev := f.Evidence; !strings.HasPrefix(ev, "a_dmesg.txt:1: ") && !strings.HasPrefix(ev, "a_dmesg.txt:2: ") || !strings.HasSuffix(ev, "} = 2") {
 			t.Errorf("finding %+v, want one of the first two lines, seen twice", f)
 		}
 	}
@@ -167,7 +168,7 @@ func TestTextBytesBounded(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		b.Files = append(b.Files, File{Name: fmt.Sprintf("dmesg%d.txt", i), Data: data})
 	}
-	r := NewAnalyzer(rules(t)).Analyze(b)
+	r := analyzer(t).Analyze(b)
 	if r.textBytesAnalysed > lim.MaxBundleTextBytes {
 		t.Errorf("%d bytes of text analysed, want at most %d", r.textBytesAnalysed, lim.MaxBundleTextBytes)
 	}

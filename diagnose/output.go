@@ -28,10 +28,10 @@ import (
 func WriteText(w io.Writer, reports []*Report) error {
 	var t textWriter
 	for _, r := range reports {
-		t.printf("bundle %s: %s finding(s)\n", r.Source, strconv.Itoa(len(r.Findings)))
+		t.printf("bundle %s: %s finding(s), uptime %s (%s)\n", r.Source, strconv.Itoa(len(r.Findings)), formatUptime(r.Uptime.Seconds), r.Uptime.Source)
 		for _, f := range r.Findings {
-			t.printf("  %-7s %s %s: %s\n", strings.ToUpper(f.Severity), f.Alert, f.Device, f.Detail)
-			t.printf("          evidence: %s\n          runbook:  %s\n", f.Evidence, f.Runbook)
+			t.printf("  %-7s %s %s: %s\n", strings.ToUpper(f.Severity), f.Alert, f.Device, f.Condition)
+			t.printf("          evidence: %s\n          detail:   %s\n          runbook:  %s\n", f.Evidence, f.Detail, f.Runbook)
 		}
 		for _, d := range r.Firmware {
 			fw := d.Versions["FW"]
@@ -75,9 +75,11 @@ func WriteJSON(w io.Writer, reports []*Report) error {
 }
 
 // WriteOpenMetrics writes the series the daemon's collectors export when
-// they run over the bundle: the ethtool collector over the recorded
+// they run over the bundle (the ethtool collector over the recorded
 // ethtool -i/-S dumps and link settings, the kmsg collector over the
-// kernel log lines. Every sample carries the timestamp at, so the output
+// kernel log lines) and the series diagnose builds from the other tool
+// outputs (series.go): the series the alert rules are evaluated over,
+// without the up series of the scrape they stand for. Every sample carries the timestamp at, so the output
 // can be backfilled (whole seconds, which the Prometheus text parser of
 // promtool check metrics also reads) with promtool tsdb create-blocks-from openmetrics.
 // Several bundles are one host each, told apart by the instance label.
@@ -175,7 +177,8 @@ func escapeLabel(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
 }
 
-// collect runs the daemon's collectors over the sources built from r.
+// collect runs the daemon's collectors over the sources built from r and
+// adds the series diagnose exports itself (series.go).
 func collect(r *Report, rules *logrules.Engine, at time.Time, log *zap.Logger) ([]*exposition.Snapshot, error) {
 	var snaps []*exposition.Snapshot
 	if len(r.ethIfaces) > 0 {
@@ -220,6 +223,9 @@ func collect(r *Report, rules *logrules.Engine, at time.Time, log *zap.Logger) (
 		if err != nil {
 			return nil, err
 		}
+		snaps = append(snaps, s)
+	}
+	if s := r.series.snapshot(); s != nil {
 		snaps = append(snaps, s)
 	}
 	return snaps, nil

@@ -128,7 +128,7 @@ func TestDevStaFindings(t *testing.T) {
 		{"CorrErr+ NonFatalErr- FatalErr- UnsupReq+ AuxPwr- TransPend-", 0},
 		{"CorrErr- UncorrErr+ FatalErr- UnsuppReq- AuxPwr- TransPend-", 1},
 	} {
-		r := NewAnalyzer(rules(t)).Analyze(&Bundle{Files: []File{{Name: "lspci.txt",
+		r := analyzer(t).Analyze(&Bundle{Files: []File{{Name: "lspci.txt",
 			Data: []byte("b3:00.0 Ethernet controller: Mellanox\n\t\tDevSta:\t" + tt.devSta + "\n\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16\n")}}})
 		if len(r.Findings) != tt.want {
 			t.Errorf("%s: %+v", tt.devSta, r.Findings)
@@ -213,8 +213,9 @@ func FuzzAnalyze(f *testing.F) {
 	f.Add([]byte(readFixture(f, "mlx5_fault/dmesg_mlx5.txt")))
 	f.Add([]byte(readFixture(f, "ena_fault/sos_commands/networking/ethtool_-S_eth0")))
 	e := rules(f)
+	alerts := alertRules(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		NewAnalyzer(e).Analyze(&Bundle{Source: "fuzz", Files: []File{{Name: "f", Data: data}}})
+		NewAnalyzer(e, alerts, nil).Analyze(&Bundle{Source: "fuzz", Files: []File{{Name: "f", Data: data}}})
 	})
 }
 
@@ -237,15 +238,27 @@ func TestDevlinkEvidenceFromCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := bundleOf(t, map[string]string{"20260102T030405.000000000Z-0001_pci_0000_08_00.1_fw_fatal.devlink.json": string(data)})
-	r := NewAnalyzer(rules(t)).Analyze(b)
+	r := analyzer(t).Analyze(b)
 	if len(r.Files) != 1 || r.Files[0].Kind != KindDevlinkEvidence {
 		t.Fatalf("files: %+v", r.Files)
 	}
-	want := []Finding{{Condition: "devlink_reporter_fw_fatal_in_error", Device: "pci/0000:08:00.1 reporter fw_fatal",
-		Severity: SeverityPage, Alert: "NICDevlinkFwFatalError", Runbook: alertFwFatal.Runbook(),
-		Evidence: "20260102T030405.000000000Z-0001_pci_0000_08_00.1_fw_fatal.devlink.json",
-		Detail:   `reporter fw_fatal is in state "error" (error 1, recover 0 since boot).`}}
-	if d := cmp.Diff(want, r.Findings); d != "" {
+	// The reporter in error is NICDevlinkFwFatalError (its own alert)
+	// and NICDevlinkReporterStuck (any reporter in error, for: 15m not
+	// observable in a snapshot).
+	type got struct{ Alert, Device, Severity, Runbook, Evidence string }
+	want := []got{
+		{"NICDevlinkFwFatalError", "pci/0000:08:00.1 reporter fw_fatal", SeverityPage,
+			"https://github.com/nic-exporter/nic_exporter/blob/main/docs/runbooks.md#nicdevlinkfwfatalerror",
+			`20260102T030405.000000000Z-0001_pci_0000_08_00.1_fw_fatal.devlink.json: nic_devlink_health_reporter_errors_total{device="pci/0000:08:00.1",netdev="",port="",reporter="fw_fatal"} = 1; 20260102T030405.000000000Z-0001_pci_0000_08_00.1_fw_fatal.devlink.json: nic_devlink_health_reporter_healthy{device="pci/0000:08:00.1",netdev="",port="",reporter="fw_fatal"} = 0`},
+		{"NICDevlinkReporterStuck", "pci/0000:08:00.1 reporter fw_fatal", SeverityWarning,
+			"https://github.com/nic-exporter/nic_exporter/blob/main/docs/runbooks.md#nicdevlinkreporterstuck",
+			`20260102T030405.000000000Z-0001_pci_0000_08_00.1_fw_fatal.devlink.json: nic_devlink_health_reporter_healthy{device="pci/0000:08:00.1",netdev="",port="",reporter="fw_fatal"} = 0`},
+	}
+	var have []got
+	for _, f := range r.Findings {
+		have = append(have, got{f.Alert, f.Device, f.Severity, f.Runbook, f.Evidence})
+	}
+	if d := cmp.Diff(want, have); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
@@ -270,7 +283,7 @@ func TestLspciOutOfRange(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := NewAnalyzer(rules(t)).Analyze(&Bundle{Files: []File{{Name: "lspci.txt",
+			r := analyzer(t).Analyze(&Bundle{Files: []File{{Name: "lspci.txt",
 				Data: []byte(dev + "\tLnkCap:\tPort #0, " + tt.cap + ", ASPM L1\n\tLnkSta:\t" + tt.sta + "\n")}}})
 			if len(r.Findings) != 0 {
 				t.Errorf("findings from an out-of-range value: %+v", r.Findings)
@@ -283,8 +296,8 @@ func TestLspciOutOfRange(t *testing.T) {
 	// The other functions of the same file are still compared.
 	in := dev + "\tLnkCap:\tPort #0, Speed InfGT/s, Width x16\n\tLnkSta:\tSpeed 8GT/s, Width x16\n" +
 		"b4:00.0 Ethernet controller: Mellanox\n\tLnkCap:\tPort #0, Speed 16GT/s, Width x16\n\tLnkSta:\tSpeed 8GT/s, Width x16\n"
-	r := NewAnalyzer(rules(t)).Analyze(&Bundle{Files: []File{{Name: "lspci.txt", Data: []byte(in)}}})
-	if len(r.Findings) != 1 || r.Findings[0].Device != "b4:00.0" || r.Findings[0].Evidence != "lspci.txt:6" {
+	r := analyzer(t).Analyze(&Bundle{Files: []File{{Name: "lspci.txt", Data: []byte(in)}}})
+	if len(r.Findings) != 1 || r.Findings[0].Device != "0000:b4:00.0" || !strings.HasPrefix(r.Findings[0].Evidence, "lspci.txt:6: ") {
 		t.Errorf("findings %+v, want one for b4:00.0 at lspci.txt:6", r.Findings)
 	}
 }

@@ -16,7 +16,8 @@ import (
 const diagnoseHelp = `Read support bundles and name the documented NIC conditions they show.
 
 SYNOPSIS
-  nic_exporter diagnose [--format=text|json|openmetrics] [--rules-file=FILE] PATH...
+  nic_exporter diagnose [--format=text|json|openmetrics] [--rules-file=FILE]
+                        [--alert-rules-file=FILE [--recording-rules-file=FILE]] PATH...
 
 DESCRIPTION
   PATH is a bundle directory or a .tar.gz/.tgz archive of one with a single
@@ -27,16 +28,29 @@ DESCRIPTION
   lspci -vvv, mlxfwmanager --query and the *.devlink.json evidence files of
   --collector.devlink.capture-dir. Other files are listed as ignored.
 
-  Each finding names the condition, the device, the severity and runbook of
-  the alert in deploy/prometheus/alerts.yml that covers it, and the evidence
-  (file:line). A bundle is one snapshot: cumulative counters are reported as
-  "since boot", fault states (a devlink reporter in error, link down, a PCIe
-  link below its capability, an InfiniBand port not LinkUp, wd_expired > 0)
-  as findings.
+  The bundle becomes the series the daemon would export (the daemon's
+  ethtool and kmsg collectors over its ethtool -i/-S dumps and kernel logs,
+  and the devlink, netdev, PCIe and InfiniBand series of its devlink health,
+  ethtool DEV, lspci and ibstat outputs), and the alerting rules of
+  deploy/prometheus/alerts.yml (built in; with the recording rules of
+  rules.yml they read) are evaluated over them with Prometheus' PromQL
+  engine. Each sample an alert returns is a finding: the alert, its severity
+  and runbook, the device, and the series it read with their file:line.
 
-  --format=openmetrics writes the series the daemon's ethtool and kmsg
-  collectors export from the bundle, stamped with the current time and
-  labelled instance=PATH, for promtool tsdb create-blocks-from openmetrics.
+  A bundle is one snapshot. A counter's value is "since boot": it is
+  evaluated as growing from zero at boot (uptime from a /proc/uptime file,
+  else the latest kernel log timestamp, else 24 hours) at its average rate,
+  so any count fires the "increase > 0" alerts and rate thresholds compare
+  with the average since boot. A rule's "for:" cannot be observed: a
+  condition that holds in the snapshot is a finding.
+
+  --alert-rules-file and --recording-rules-file evaluate other rule files
+  instead of the built-in ones, such as the mixin rendered with your own
+  thresholds.
+
+  --format=openmetrics writes the series the rules are evaluated over,
+  stamped with the current time and labelled instance=PATH, for promtool
+  tsdb create-blocks-from openmetrics.
 
   The text output and the messages on stderr show the control characters,
   bidirectional formatting characters and non-UTF-8 bytes of names and
@@ -62,12 +76,16 @@ func runDiagnose(args []string, stdout, stderr io.Writer) int {
 	app.HelpFlag.Short('h')
 	app.Terminate(nil)
 	var (
-		format    string
-		rulesFile string
-		paths     []string
+		format      string
+		rulesFile   string
+		alertsFile  string
+		recordsFile string
+		paths       []string
 	)
 	app.Flag("format", "Output format: text, json or openmetrics.").Default("text").EnumVar(&format, "text", "json", "openmetrics")
 	app.Flag("rules-file", "Kernel log rules file to add to the built-in rules (as --collector.kmsg.rules-file).").StringVar(&rulesFile)
+	app.Flag("alert-rules-file", "Alerting rules file to evaluate instead of the built-in deploy/prometheus/alerts.yml.").StringVar(&alertsFile)
+	app.Flag("recording-rules-file", "Recording rules file for --alert-rules-file instead of the built-in deploy/prometheus/rules.yml.").StringVar(&recordsFile)
 	app.Arg("path", "Bundle directories or .tar.gz/.tgz archives.").StringsVar(&paths)
 	helped := false
 	app.HelpFlag.Action(func(*kingpin.ParseContext) error { helped = true; return nil })
@@ -85,6 +103,7 @@ func runDiagnose(args []string, stdout, stderr io.Writer) int {
 		return diagnose.ExitUnreadable
 	}
 	return diagnose.Run(diagnose.Config{
-		Paths: paths, Format: format, Rules: rules, Limits: diagnose.DefaultLimits, Now: time.Now(),
+		Paths: paths, Format: format, Rules: rules, AlertRulesFile: alertsFile, RecordingRulesFile: recordsFile,
+		Limits: diagnose.DefaultLimits, Now: time.Now(),
 	}, stdout, stderr, zap.NewNop())
 }

@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nic-exporter/nic_exporter/internal/ruleeval"
 )
 
 // TestDiagnoseSubcommand runs `nic_exporter diagnose` over the fixture
@@ -16,7 +19,8 @@ func TestDiagnoseSubcommand(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{filepath.Join(bundles, "mlx5_healthy")}, 0, "0 finding(s)"},
+		{[]string{filepath.Join(bundles, "ena_healthy")}, 0, "0 finding(s)"},
+		{[]string{filepath.Join(bundles, "mlx5_healthy")}, 1, "NICRxOutOfBuffer"},
 		{[]string{filepath.Join(bundles, "ena_fault")}, 1, "NICENAWatchdogExpired"},
 		{[]string{"--format=json", filepath.Join(bundles, "mlx5_fault")}, 1, `"alert": "NICInfiniBandPortNotLinkUp"`},
 		{[]string{"--format=openmetrics", filepath.Join(bundles, "ena_fault")}, 1, "# EOF"},
@@ -35,6 +39,50 @@ func TestDiagnoseSubcommand(t *testing.T) {
 		}
 		if code == 2 && strings.Count(errb.String(), "\n") != 1 {
 			t.Errorf("%v: stderr %q, want one line", tt.args, errb.String())
+		}
+	}
+}
+
+// TestDiagnoseAlertRulesFile checks --alert-rules-file: a copy of the
+// shipped alerts.yml without NICRxOutOfBuffer loses that finding and
+// keeps the others; a bad file or a recording rules file alone is exit 2.
+func TestDiagnoseAlertRulesFile(t *testing.T) {
+	bundle := filepath.Join("..", "..", "diagnose", "testdata", "bundles", "mlx5_healthy")
+	alerts := string(ruleeval.ShippedAlerts)
+	start := strings.Index(alerts, "      - alert: NICRxOutOfBuffer\n")
+	if start < 0 {
+		t.Fatal("no NICRxOutOfBuffer in the shipped alerts.yml")
+	}
+	end := start + 1 + strings.Index(alerts[start+1:], "      - alert: ")
+	dir := t.TempDir()
+	without := filepath.Join(dir, "alerts.yml")
+	if err := os.WriteFile(without, []byte(alerts[:start]+alerts[end:]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	records := filepath.Join(dir, "rules.yml")
+	if err := os.WriteFile(records, ruleeval.ShippedRecords, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.yml")
+	if err := os.WriteFile(bad, []byte("groups: ["), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := runDiagnose([]string{"--alert-rules-file=" + without, "--recording-rules-file=" + records, bundle}, &out, &errb); code != 1 {
+		t.Fatalf("exit %d (stderr %q), want 1", code, errb.String())
+	}
+	if strings.Contains(out.String(), "NICRxOutOfBuffer") || !strings.Contains(out.String(), "NICPhyDiscards") {
+		t.Errorf("without NICRxOutOfBuffer's rule, want its finding gone and NICPhyDiscards kept:\n%s", out.String())
+	}
+	for _, args := range [][]string{
+		{"--alert-rules-file=" + bad, bundle},
+		{"--alert-rules-file=" + filepath.Join(dir, "missing.yml"), bundle},
+		{"--recording-rules-file=" + records, bundle},
+	} {
+		out.Reset()
+		errb.Reset()
+		if code := runDiagnose(args, &out, &errb); code != 2 || strings.Count(errb.String(), "\n") != 1 || out.Len() != 0 {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q: want 2, one line and nothing", args, code, errb.String(), out.String())
 		}
 	}
 }

@@ -1,0 +1,244 @@
+package diagnose
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"go.uber.org/zap"
+
+	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/internal/logrules"
+	"github.com/nic-exporter/nic_exporter/internal/ruleeval"
+)
+
+// Severities as the alert rules' severity label defines them.
+const (
+	SeverityPage    = "page"
+	SeverityWarning = "warning"
+	SeverityInfo    = "info"
+)
+
+// evalTime is the time the bundle's series are placed at for the rules.
+// Only durations matter to them (uptime, the time between two
+// snapshots), so a fixed time keeps the output reproducible.
+var evalTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// bundleJob is the job label of the bundle's series, which the shipped
+// rules select (job=~"nic[-_]exporter").
+const bundleJob = "nic_exporter"
+
+// maxEvidence is the most series a finding lists as evidence.
+const maxEvidence = 4
+
+// evaluate turns the report's inputs into series, evaluates the alerting
+// rules over them and adds a finding per sample an alert returned. A
+// failure of the collectors or of the rules is a note on the report's
+// first file (or a finding-less report), never a panic.
+func (a *Analyzer) evaluate(r *Report) {
+	series, evidence, err := bundleSeriesOf(r, a.rules, a.alerts, a.log)
+	if err == nil {
+		var firings []ruleeval.Firing
+		boot := evalTime.Add(-time.Duration(r.Uptime.Seconds * float64(time.Second)))
+		firings, err = a.alerts.Eval(context.Background(), ruleeval.Input{Series: series, Now: evalTime, Boot: boot})
+		for _, f := range firings {
+			r.Findings = append(r.Findings, a.finding(r, f, series, evidence))
+		}
+	}
+	if err != nil {
+		a.log.Warn("Evaluating the alerting rules over a bundle failed", zap.String("bundle", r.Source), zap.Error(err))
+		r.Files = append(r.Files, FileResult{Name: "(alerting rules)", Note: "not evaluated: " + err.Error()})
+	}
+}
+
+// bundleSeriesOf returns the series of the bundle as the rules see them:
+// the samples of the collectors' and diagnose's own snapshots (collect)
+// of the families an alert reads (the others would cost memory for
+// nothing), with the job and instance labels of a scrape, an up series
+// for that scrape, and where each series was read.
+func bundleSeriesOf(r *Report, rules *logrules.Engine, alerts *ruleeval.Rules, log *zap.Logger) ([]ruleeval.Series, map[string]string, error) {
+	snaps, err := collect(r, rules, evalTime, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	evidence := map[string]string{}
+	r.series.evidence(evidence)
+	inst := r.Source
+	if inst == "" {
+		inst = "bundle"
+	}
+	out := []ruleeval.Series{{Labels: map[string]string{"__name__": "up", "job": bundleJob, "instance": inst},
+		Points: []ruleeval.Point{{T: evalTime, V: 1}}}}
+	for _, s := range snaps {
+		tp := expfmt.NewTextParser(model.UTF8Validation)
+		fams, err := tp.TextToMetricFamilies(bytes.NewReader(s.AppendFamilies(nil, exposition.Text, alerts.Reads)))
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading back the collectors' series: %w", err)
+		}
+		names := make([]string, 0, len(fams))
+		for n := range fams {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if !alerts.Reads(n) {
+				continue
+			}
+			mf := fams[n]
+			counter := mf.GetType().String() == "COUNTER"
+			for _, m := range mf.GetMetric() {
+				lbls := map[string]string{"__name__": n, "job": bundleJob, "instance": inst}
+				for _, lp := range m.GetLabel() {
+					lbls[lp.GetName()] = lp.GetValue()
+				}
+				v := m.GetGauge().GetValue()
+				switch {
+				case m.Counter != nil:
+					v = m.GetCounter().GetValue()
+				case m.Untyped != nil:
+					v = m.GetUntyped().GetValue()
+				}
+				out = append(out, ruleeval.Series{Labels: lbls, Counter: counter, Points: []ruleeval.Point{{T: evalTime, V: v}}})
+			}
+		}
+	}
+	for _, it := range r.ethIfaces {
+		stats := make([]string, 0, len(it.statsAt))
+		for stat := range it.statsAt {
+			stats = append(stats, stat)
+		}
+		sort.Strings(stats)
+		for _, stat := range stats {
+			k := "ethtool\x00" + it.name + "\x00" + statStem(stat)
+			if _, ok := evidence[k]; !ok {
+				evidence[k] = it.statsAt[stat]
+			}
+		}
+	}
+	for k, at := range r.kernelEvidence {
+		evidence["kmsg\x00"+k[0]+"\x00"+k[1]] = at
+	}
+	return out, evidence, nil
+}
+
+// whereRead returns the file:line a series was read from, or "".
+func whereRead(lbls map[string]string, evidence map[string]string) string {
+	if at, ok := evidence[seriesKey(lbls)]; ok {
+		return at
+	}
+	name := lbls["__name__"]
+	if name == "nic_kernel_log_events_total" {
+		return evidence["kmsg\x00"+lbls["device"]+"\x00"+lbls["event"]]
+	}
+	if stat, ok := strings.CutPrefix(name, "nic_ethtool_"); ok {
+		stat = strings.TrimSuffix(stat, "_total")
+		if at, ok := evidence["ethtool\x00"+lbls["device"]+"\x00"+statStem(stat)]; ok {
+			return at
+		}
+	}
+	return ""
+}
+
+// statStem relates a driver statistic to the ethtool collector's name
+// for it: queue numbers dropped (queue_0_tx_missed_tx is
+// queue_tx_missed_tx summed) and each word without a plural s
+// (rx_bits_phy is rx_bit_phy).
+func statStem(stat string) string {
+	var words []string
+	for _, w := range strings.Split(stat, "_") {
+		if w == "" || strings.Trim(w, "0123456789") == "" {
+			continue
+		}
+		words = append(words, strings.TrimSuffix(w, "s"))
+	}
+	return strings.Join(words, "_")
+}
+
+// finding builds the finding of one firing: the device from its labels,
+// the series the alert read for that device as evidence.
+func (a *Analyzer) finding(r *Report, f ruleeval.Firing, series []ruleeval.Series, evidence map[string]string) Finding {
+	dev := f.Labels["device"]
+	if p := f.Labels["port"]; p != "" {
+		dev += " port " + p
+	}
+	if rep := f.Labels["reporter"]; rep != "" {
+		dev += " reporter " + rep
+	}
+	if dev == "" {
+		dev = f.Labels["instance"]
+	}
+	var ev []string
+	for _, s := range series {
+		if !f.Rule.Selects(s.Labels) || !sameDevice(s.Labels, f.Sample) {
+			continue
+		}
+		if s.Counter && s.Points[len(s.Points)-1].V == 0 {
+			continue // no evidence of an increase
+		}
+		e := fmt.Sprintf("%s = %s", seriesKey(s.Labels), strconv.FormatFloat(s.Points[len(s.Points)-1].V, 'g', -1, 64))
+		if at := whereRead(s.Labels, evidence); at != "" {
+			e = at + ": " + e
+		}
+		ev = append(ev, e)
+	}
+	sort.Strings(ev)
+	if len(ev) > maxEvidence {
+		ev = append(ev[:maxEvidence], fmt.Sprintf("and %d more series", len(ev)-maxEvidence))
+	}
+	detail := fmt.Sprintf("The rule's expression returned %s for this device (counters averaged since boot: uptime %s, %s)",
+		strconv.FormatFloat(f.Value, 'g', 4, 64), formatUptime(r.Uptime.Seconds), r.Uptime.Source)
+	if f.Rule.For > 0 {
+		detail += fmt.Sprintf("; its for: %s cannot be observed in a snapshot, the condition holds in the latest one", model.Duration(f.Rule.For))
+	}
+	detail += "."
+	lbls := map[string]string{}
+	for k, v := range f.Sample {
+		if k != "job" && k != "instance" {
+			lbls[k] = v
+		}
+	}
+	return Finding{
+		Labels:    lbls,
+		Condition: f.Annotations["summary"],
+		Device:    dev,
+		Severity:  f.Labels["severity"],
+		Alert:     f.Rule.Name,
+		Runbook:   f.Annotations["runbook_url"],
+		Evidence:  strings.Join(ev, "; "),
+		Detail:    detail,
+	}
+}
+
+// sameDevice reports whether series labels agree with a firing's sample
+// on the labels that name a device (a label either lacks is no
+// disagreement).
+func sameDevice(series, sample map[string]string) bool {
+	for _, l := range []string{"device", "port", "reporter", "pci_address", "event", "queue", "priority"} {
+		a, okA := series[l]
+		b, okB := sample[l]
+		if okA && okB && a != b {
+			return false
+		}
+	}
+	return true
+}
+
+// formatUptime prints an uptime in whole units: 3d4h, 2h5m, 42s.
+func formatUptime(sec float64) string {
+	d := time.Duration(sec) * time.Second
+	switch {
+	case d >= 24*time.Hour:
+		return fmt.Sprintf("%dd%dh", d/(24*time.Hour), (d%(24*time.Hour))/time.Hour)
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh%dm", d/time.Hour, (d%time.Hour)/time.Minute)
+	case d >= time.Minute:
+		return fmt.Sprintf("%dm%ds", d/time.Minute, (d%time.Minute)/time.Second)
+	}
+	return fmt.Sprintf("%ds", d/time.Second)
+}

@@ -1,0 +1,289 @@
+package diagnose
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/nic-exporter/nic_exporter/internal/ruleeval"
+)
+
+// The bundles of the reachability table are built from the formats
+// diagnose reads, with lines of real outputs: the kernel log lines come
+// from the kmsg corpus (testdata/realworld/kmsg/kmsg_lines.tsv) and
+// internal/logrules/rules_test.go, which name their sources; the ibstat
+// and devlink health layouts are those of the fixtures in
+// testdata/bundles/mlx5_fault; statistic names are the drivers'.
+
+// reachUptime is the /proc/uptime of every reachability bundle: ten
+// minutes, so a counter's average since boot is high enough for the
+// rate thresholds with small counts.
+const reachUptime = "600.00 1150.00\n"
+
+// ethtoolS is an ethtool -i/-S file of driver with the statistics given
+// as "name: value" lines.
+func ethtoolS(driver string, stats ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "driver: %s\nversion: 6.8.0\nfirmware-version: 1.0\nbus-info: 0000:00:05.0\nNIC statistics:\n", driver)
+	for _, s := range stats {
+		b.WriteString("     " + s + "\n")
+	}
+	return b.String()
+}
+
+// devlinkHealth is devlink health show text for one reporter of
+// pci/0000:08:00.0.
+func devlinkHealth(reporter, state string, errors int) string {
+	return fmt.Sprintf("pci/0000:08:00.0:\n  reporter %s\n    state %s error %d recover 0 auto_dump true\n", reporter, state, errors)
+}
+
+// ibstat is one InfiniBand port as ibstat prints it.
+func ibstat(state, phys string) string {
+	return "CA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tFirmware version: 28.39.1002\n\tPort 1:\n" +
+		"\t\tState: " + state + "\n\t\tPhysical state: " + phys + "\n\t\tRate: 400\n\t\tLink layer: InfiniBand\n"
+}
+
+// kernelLog repeats a kernel log line n times with timestamps.
+func kernelLog(line string, n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "[  %d.%06d] %s\n", 100+i, i, line)
+	}
+	return b.String()
+}
+
+// reachable is the table alert -> bundle format -> bundle: for each
+// alert of alerts.yml whose series a bundle format diagnose reads can
+// carry, a bundle that shows it.
+var reachable = []struct {
+	alert, format string
+	files         map[string]string
+}{
+	{"NICDevlinkFwFatalError", "devlink health show", map[string]string{"devlink_health.txt": devlinkHealth("fw_fatal", "error", 1)}},
+	{"NICDevlinkFwError", "devlink health show", map[string]string{"devlink_health.txt": devlinkHealth("fw", "healthy", 1)}},
+	{"NICDevlinkVnicError", "devlink health show", map[string]string{"devlink_health.txt": devlinkHealth("vnic", "healthy", 2)}},
+	{"NICDevlinkTxRxErrors", "devlink health show", map[string]string{"devlink_health.txt": devlinkHealth("tx", "healthy", 3)}},
+	{"NICDevlinkReporterStuck", "devlink health show", map[string]string{"devlink_health.txt": devlinkHealth("port", "error", 3)}},
+	{"NICLinkDown", "ethtool DEV", map[string]string{"ethtool_eth0.txt": "Settings for eth0:\n\tSpeed: Unknown!\n\tDuplex: Unknown! (255)\n\tLink detected: no\n"}},
+	{"NICPCIeLinkDegraded", "lspci -vvv", map[string]string{"lspci.txt": "b3:00.0 Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]\n\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM not supported\n\t\tLnkSta:\tSpeed 16GT/s (downgraded), Width x16\n"}},
+	{"NICPCIeAERUncorrectable", "lspci -vvv", map[string]string{"lspci.txt": "b3:00.0 Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]\n\t\tDevSta:\tCorrErr- NonFatalErr+ FatalErr- UnsupReq- AuxPwr- TransPend-\n\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM not supported\n\t\tLnkSta:\tSpeed 32GT/s, Width x16\n"}},
+	{"NICInfiniBandPortNotLinkUp", "ibstat", map[string]string{"ibstat.txt": ibstat("Down", "Polling")}},
+	{"NICInfiniBandPortNotActive", "ibstat", map[string]string{"ibstat.txt": ibstat("Initializing", "LinkUp")}},
+	{"NICENAWatchdogExpired", "ethtool -S (ena)", map[string]string{"ethtool_-S_eth0": ethtoolS("ena", "wd_expired: 1")}},
+	{"NICENATxTimeout", "ethtool -S (ena)", map[string]string{"ethtool_-S_eth0": ethtoolS("ena", "tx_timeout: 1")}},
+	{"NICENAAdminQueuePaused", "ethtool -S (ena)", map[string]string{"ethtool_-S_eth0": ethtoolS("ena", "admin_q_pause: 1")}},
+	{"NICENAResets", "ethtool -S (ena)", map[string]string{"ethtool_-S_eth0": ethtoolS("ena", "missing_tx_cmpl: 1")}},
+	{"NICENAMissingTxCompletions", "ethtool -S (ena)", map[string]string{"ethtool_-S_eth0": ethtoolS("ena", "queue_0_tx_missed_tx: 2")}},
+	{"NICENAAllocationFailures", "ethtool -S (ena)", map[string]string{"ethtool_-S_eth0": ethtoolS("ena", "queue_0_rx_page_alloc_fail: 2")}},
+	{"NICENAAllowanceExceeded", "ethtool -S (ena)", map[string]string{"ethtool_-S_eth0": ethtoolS("ena", "pps_allowance_exceeded: 40")}},
+	{"NICENAExpressFallback", "ethtool -S (ena)", map[string]string{"ethtool_-S_eth0": ethtoolS("ena", "ena_srd_mode: 1", "ena_srd_eligible_tx_pkts: 1000000", "ena_srd_tx_pkts: 500000", "ena_srd_resource_utilization: 10")}},
+	{"NICENAExpressResourcesHigh", "ethtool -S (ena)", map[string]string{"ethtool_-S_eth0": ethtoolS("ena", "ena_srd_mode: 1", "ena_srd_resource_utilization: 95")}},
+	{"NICRxOutOfBuffer", "ethtool -S (mlx5)", map[string]string{"ethtool_-S_eth0": ethtoolS("mlx5_core", "rx_out_of_buffer: 1000")}},
+	{"NICPFCPauseStorm", "ethtool -S (mlx5)", map[string]string{"ethtool_-S_eth0": ethtoolS("mlx5_core", "tx_pause_storm_error_events: 1")}},
+	{"NICPhyDiscards", "ethtool -S (mlx5)", map[string]string{"ethtool_-S_eth0": ethtoolS("mlx5_core", "rx_discards_phy: 5000")}},
+	{"NICPhyErrors", "ethtool -S (mlx5)", map[string]string{"ethtool_-S_eth0": ethtoolS("mlx5_core", "rx_symbol_err_phy: 7")}},
+	{"NICModuleEvent", "ethtool -S (mlx5)", map[string]string{"ethtool_-S_eth0": ethtoolS("mlx5_core", "module_unplug: 1")}},
+	{"NICPreFECBERHigh", "ethtool -S (mlx5)", map[string]string{"ethtool_-S_eth0": ethtoolS("mlx5_core", "rx_bits_phy: 6000000000000", "rx_corrected_bits_phy: 600000000")}},
+	{"NICKernelLogFirmwareError", "kernel log", map[string]string{"dmesg_mlx5.txt": kernelLog("mlx5_core 0000:01:00.0: poll_health:795:(pid 0): Fatal error 1 detected", 1)}},
+	{"NICKernelLogCommandErrors", "kernel log", map[string]string{"dmesg_mlx5.txt": kernelLog("mlx5_core 0000:01:00.2: mlx5_cmd_check:782:(pid 4328): 2RST_QP(0x50a) op_mod(0x0) failed, status bad resource state(0x9), syndrome (0x7ea02d)", 1)}},
+	{"NICKernelLogCQErrors", "kernel log", map[string]string{"dmesg_mlx5.txt": kernelLog("mlx5_core 0000:08:00.0: cq_err_event_notifier:517:(pid 0): CQ error on CQN 0x487, syndrome 0x1", 1)}},
+	{"NICKernelLogHardwareEvent", "kernel log", map[string]string{"dmesg_mlx5.txt": kernelLog("mlx5_core 0000:5c:00.0: mlx5_port_module_event:1131:(pid 0): Port module event[error]: module 0, Cable error, High Temperature", 1)}},
+	{"NICKernelLogTxTimeout", "kernel log", map[string]string{"dmesg.txt": kernelLog("NETDEV WATCHDOG: enp0s2 (ena): transmit queue 0 timed out", 1)}},
+	{"NICKernelLogENAReset", "kernel log", map[string]string{"dmesg.txt": kernelLog("ena 0000:00:05.0 eth0: Trigger reset is on", 1)}},
+	{"NICKernelLogPCIeUncorrectable", "kernel log", map[string]string{"dmesg.txt": kernelLog("pcieport 0000:00:01.1: AER: Uncorrectable (Non-Fatal) error message received from 0000:08:00.1", 1)}},
+	{"NICKernelLogPCIeCorrected", "kernel log", map[string]string{"dmesg.txt": kernelLog("pcieport 0000:00:1d.0: AER: Corrected error received: 0000:07:00.0", 6)}},
+	{"NICKernelLogDeviceInitFailed", "kernel log", map[string]string{"dmesg.txt": kernelLog("mlx5_core.eth: probe of mlx5_core.eth.1 failed with error -22", 1)}},
+	{"NICKernelLogRDMAErrors", "kernel log", map[string]string{"dmesg.txt": kernelLog("infiniband rocep7s0f1: Fatal error (1) on MAD QP (1)", 1)}},
+	{"NICKernelLogIOMMUFault", "kernel log", map[string]string{"dmesg.txt": kernelLog("mlx5_core 0000:c1:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x002f address=0x24d08000 flags=0x0000]", 1)}},
+}
+
+// unreachable lists the alerts of alerts.yml no bundle format diagnose
+// reads can show, and why. docs/diagnose.md has the same list.
+var unreachable = map[string]string{
+	"NICExporterDown":                       "about the exporter's scrape: a bundle is read as one successful scrape (up 1)",
+	"NICExporterTargetsAbsent":              "about the exporter's scrape: a bundle is read as one successful scrape (up 1)",
+	"NICExporterCollectorDown":              "the exporter's self-metrics: no bundle format carries them",
+	"NICExporterDevicesMissing":             "the exporter's self-metrics, compared with their 6-hour maximum: no bundle format carries them",
+	"NICDevlinkEvidenceCaptured":            "counts the daemon's own evidence captures; a bundle's evidence files are read as reporter states",
+	"NICLinkFlapping":                       "needs nic_netdev_carrier_changes_total (sysfs carrier_changes): no format diagnose reads carries it",
+	"NICTemperatureHigh":                    "hwmon sensors (sysfs): no format diagnose reads carries them",
+	"NICTemperatureCritical":                "hwmon sensors (sysfs): no format diagnose reads carries them",
+	"NICInfiniBandSymbolErrors":             "InfiniBand port counters (counters/, ib_counters.txt): not read by diagnose yet",
+	"NICInfiniBandLinkDowned":               "InfiniBand port counters (counters/, ib_counters.txt): not read by diagnose yet",
+	"NICInfiniBandCounterSaturated":         "InfiniBand port counters (counters/, ib_counters.txt): not read by diagnose yet",
+	"NICInfiniBandRNRRetriesExceeded":       "InfiniBand hw_counters: not read by diagnose yet",
+	"NICInfiniBandTransportRetriesExceeded": "InfiniBand hw_counters: not read by diagnose yet",
+	"NICRoCECongestion":                     "InfiniBand hw_counters and port counters: not read by diagnose yet",
+	"NICRDMARetransmissions":                "InfiniBand hw_counters and port counters: not read by diagnose yet",
+	"NICRDMAReceiverNotReady":               "InfiniBand hw_counters and port counters: not read by diagnose yet",
+	"NICInfiniBandRemoteAccessErrors":       "InfiniBand hw_counters: not read by diagnose yet",
+	"NICEFARetransmissions":                 "EFA hw_counters: not read by diagnose yet",
+	"NICEFARxDrops":                         "EFA hw_counters: not read by diagnose yet",
+	"NICEFARemoteUnresponsive":              "EFA hw_counters: not read by diagnose yet",
+	"NICEFARemoteConnectionImpaired":        "EFA hw_counters: not read by diagnose yet",
+	"NICEFARDMAWorkRequestErrors":           "EFA hw_counters: not read by diagnose yet",
+	"NICENAConntrackAllowanceLow":           "compares a level with its 1-day maximum: one snapshot is its own maximum (two snapshots could show it; no bundle format carries two yet)",
+	"NICVMANoBuffers":                       "libvma shared-memory statistics of running applications: not in bundles",
+	"NICVMAOSFallback":                      "libvma shared-memory statistics of running applications: not in bundles",
+	"NICVMADrops":                           "libvma shared-memory statistics of running applications: not in bundles",
+	"NICVMAStatsStale":                      "the exporter's reader handshake with libvma: not in bundles",
+	"NICVMAStatsFilesRejected":              "the exporter's view of libvma statistics files: not in bundles",
+	"NICXLIONoBuffers":                      "libxlio shared-memory statistics of running applications: not in bundles",
+	"NICXLIOOSFallback":                     "libxlio shared-memory statistics of running applications: not in bundles",
+	"NICXLIODrops":                          "libxlio shared-memory statistics of running applications: not in bundles",
+	"NICXLIOStatsStale":                     "the exporter's reader handshake with libxlio: not in bundles",
+	"NICXLIOStatsFilesRejected":             "the exporter's view of libxlio statistics files: not in bundles",
+	"NICAppLogVMAErrors":                    "application logs (applog collector): diagnose does not feed VMA logs to it",
+	"NICTransceiverRxPowerLow":              "module EEPROM (ethtool -m): not read by diagnose",
+	"NICTransceiverRxPowerLowAlarm":         "module EEPROM (ethtool -m): not read by diagnose",
+	"NICTransceiverTemperatureHigh":         "module EEPROM (ethtool -m): not read by diagnose",
+	"NICFECUncorrectableBlocks":             "FEC statistics (ethtool --show-fec / netlink): not read by diagnose",
+	"NICLinkDownWithReason":                 "the driver's link down reason (ethtool netlink): not read by diagnose",
+	"NICPCIeAERCorrectableHigh":             "needs more than 60 correctable errors an hour: lspci DevSta shows a bit, not a count, and sysfs aer_dev_correctable is not read",
+	"NICFabricRemoteSymbolErrors":           "the fabric collector's queries of the far end: not in bundles",
+	"NICFabricRemoteLinkErrorRecovery":      "the fabric collector's queries of the far end: not in bundles",
+	"NICFabricRemoteLinkDowned":             "the fabric collector's queries of the far end: not in bundles",
+	"NICFabricRemoteRcvErrors":              "the fabric collector's queries of the far end: not in bundles",
+	"NICFabricCongestion":                   "the fabric collector's queries of the far end: not in bundles",
+	"NICFabricLinkEndsDisagree":             "the fabric collector's queries of the far end: not in bundles",
+	"NICFirmwareSkew":                       "compares firmware versions across the hosts of a pool: one bundle is one host",
+	"NICFirmwareKnownBad":                   "the known-bad list is empty in the shipped rules, and nic_devlink_info is not exported from bundles (mlxfwmanager is an inventory)",
+	"NICDriverKnownBad":                     "the known-bad list is empty in the shipped rules",
+}
+
+// reachBundle builds the bundle of a table row, with reachUptime.
+func reachBundle(t *testing.T, files map[string]string) *Bundle {
+	t.Helper()
+	all := map[string]string{"proc_uptime": reachUptime}
+	for k, v := range files {
+		all[k] = v
+	}
+	return bundleOf(t, all)
+}
+
+func alertsOf(r *Report) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range r.Findings {
+		out[f.Alert] = true
+	}
+	return out
+}
+
+// withoutRule returns alerts.yml with the alerting rule name cut out.
+func withoutRule(t *testing.T, alerts []byte, name string) []byte {
+	t.Helper()
+	s := string(alerts)
+	start := strings.Index(s, "      - alert: "+name+"\n")
+	if start < 0 {
+		t.Fatalf("no rule %s", name)
+	}
+	end := len(s)
+	for _, next := range []string{"      - alert: ", "\n  - name: "} {
+		if i := strings.Index(s[start+1:], next); i >= 0 && start+1+i < end {
+			end = start + 1 + i
+		}
+	}
+	return []byte(s[:start] + s[end:])
+}
+
+// TestEveryAlertReachable checks the table: every alert of alerts.yml
+// is in reachable or unreachable, not both; each reachable alert is a
+// finding of its bundle, with the rule's severity and runbook and a file
+// of the bundle as evidence; and with that rule deleted from a copy of
+// alerts.yml, the same bundle has no finding of it.
+func TestEveryAlertReachable(t *testing.T) {
+	shipped := alertRules(t)
+	byName := map[string]*ruleeval.Rule{}
+	for _, a := range shipped.Alerts() {
+		byName[a.Name] = a
+	}
+	listed := map[string]bool{}
+	for _, row := range reachable {
+		if listed[row.alert] {
+			t.Errorf("%s is listed twice", row.alert)
+		}
+		listed[row.alert] = true
+		if _, ok := unreachable[row.alert]; ok {
+			t.Errorf("%s is both reachable and unreachable", row.alert)
+		}
+	}
+	for name := range unreachable {
+		listed[name] = true
+		if byName[name] == nil {
+			t.Errorf("unreachable %s is not an alert of alerts.yml", name)
+		}
+	}
+	var missing []string
+	for name := range byName {
+		if !listed[name] {
+			missing = append(missing, name)
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("alerts of alerts.yml in neither table (add a bundle to reachable or a reason to unreachable): %v", missing)
+	}
+	e := rules(t)
+	for _, row := range reachable {
+		t.Run(row.alert, func(t *testing.T) {
+			rule := byName[row.alert]
+			if rule == nil {
+				t.Fatalf("%s is not an alert of alerts.yml", row.alert)
+			}
+			r := NewAnalyzer(e, shipped, nil).Analyze(reachBundle(t, row.files))
+			var found *Finding
+			for i, f := range r.Findings {
+				if f.Alert == row.alert {
+					found = &r.Findings[i]
+					break
+				}
+			}
+			if found == nil {
+				t.Fatalf("%s: no finding from its %s bundle; findings %v, files %+v", row.alert, row.format, alertsOf(r), r.Files)
+			}
+			if found.Severity != rule.Labels["severity"] || found.Runbook != rule.Annotations["runbook_url"] {
+				t.Errorf("finding severity %q runbook %q, the rule's %q %q", found.Severity, found.Runbook, rule.Labels["severity"], rule.Annotations["runbook_url"])
+			}
+			inBundle := false
+			for name := range row.files {
+				inBundle = inBundle || strings.HasPrefix(found.Evidence, name+":")
+			}
+			if !inBundle {
+				t.Errorf("evidence %q names no file of the bundle", found.Evidence)
+			}
+			cut, err := ruleeval.Load(ruleeval.Config{Alerts: withoutRule(t, ruleeval.ShippedAlerts, row.alert), Records: ruleeval.ShippedRecords}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cut.Alerts()) != len(shipped.Alerts())-1 {
+				t.Fatalf("deleting %s left %d of %d rules", row.alert, len(cut.Alerts()), len(shipped.Alerts()))
+			}
+			if alertsOf(NewAnalyzer(e, cut, nil).Analyze(reachBundle(t, row.files)))[row.alert] {
+				t.Errorf("%s is still a finding with its rule deleted", row.alert)
+			}
+		})
+	}
+}
+
+// TestReachabilityDocumented checks that docs/diagnose.md lists every
+// row of both tables as the test has it.
+func TestReachabilityDocumented(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "docs", "diagnose.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	for _, row := range reachable {
+		if want := fmt.Sprintf("| `%s` | %s |\n", row.alert, row.format); !strings.Contains(doc, want) {
+			t.Errorf("docs/diagnose.md lacks the row %q", want)
+		}
+	}
+	for name, why := range unreachable {
+		if want := fmt.Sprintf("| `%s` | %s |\n", name, why); !strings.Contains(doc, want) {
+			t.Errorf("docs/diagnose.md lacks the row %q", want)
+		}
+	}
+}
