@@ -76,9 +76,10 @@ func TestNodeConditionsOptIn(t *testing.T) {
 	if diff := cmp.Diff(want, privilegesOf(t, k.daemonSet)); diff != "" {
 		t.Errorf("kustomize node-conditions: privileges beyond the flag (-want +got):\n%s", diff)
 	}
-	// The kustomize policy matches the account by name in any
-	// namespace, so that an overlay's namespace needs no change there.
-	if got, want := k.policy.Spec.MatchConditions[0].Expression, "request.userInfo.username.startsWith('system:serviceaccount:') && request.userInfo.username.endsWith(':"+k.serviceAccount.Name+"')"; got != want {
+	// The kustomize policy matches the account by the end of its name
+	// in any namespace, so that an overlay's namespace or namePrefix
+	// needs no change there.
+	if got, want := k.policy.Spec.MatchConditions[0].Expression, "request.userInfo.username.startsWith('system:serviceaccount:') && request.userInfo.username.endsWith('"+k.serviceAccount.Name+"')"; got != want {
 		t.Errorf("kustomize policy matches %q, want %q", got, want)
 	}
 

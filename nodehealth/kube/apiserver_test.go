@@ -245,8 +245,14 @@ func TestNodeConditions(t *testing.T) {
 
 	t.Run("ConfinedToOwnNode", func(t *testing.T) {
 		// The account may patch node-a (its pod's) but not node-b,
-		// neither its status nor its taints.
+		// neither its status nor its taints. The API server loads a new
+		// policy asynchronously: a dry run, which admission sees like a
+		// write, tells when it is in force.
 		patch := []byte(`{"status":{"conditions":[{"type":"NICFirmwareFatal","status":"True","reason":"Forged","message":"forged"}]}}`)
+		waitFor(t, "the confinement policy in force", func() bool {
+			_, err := client.CoreV1().Nodes().Patch(ctx, "node-b", types.StrategicMergePatchType, patch, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}}, "status")
+			return apierrors.IsForbidden(err)
+		})
 		_, err := client.CoreV1().Nodes().Patch(ctx, "node-b", types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "only the Node its pod runs on, not node-b") {
 			t.Errorf("patching node-b's status: %v, want the confinement's refusal", err)
