@@ -8,7 +8,6 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/version"
 	"go.uber.org/zap"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -97,9 +96,9 @@ func newKubeSink(cfg *KubernetesConfig, verdict func() *nodehealth.Verdict, log 
 	}
 	rc.UserAgent = "nic_exporter/" + version.Version
 	rc.WarningHandler = warningLog{log}
-	client, err := kubernetes.NewForConfig(rc)
+	client, err := kube.NewClient(rc)
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes: %w", err)
+		return nil, err
 	}
 	return kube.New(kube.Config{Client: client, Node: cfg.Node, Verdict: verdict, Taint: cfg.Taint, Resync: cfg.Resync}, log)
 }

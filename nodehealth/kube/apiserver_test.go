@@ -17,7 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/nic-exporter/nic_exporter/internal/kubetest"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
@@ -74,7 +73,7 @@ func fwFatalVerdict(set bool, at time.Time) *nodehealth.Verdict {
 }
 
 // startSink runs a sink for node on client until the test ends.
-func startSink(t *testing.T, client kubernetes.Interface, node string, box *verdictBox, taint *Taint) (*Sink, *observer.ObservedLogs) {
+func startSink(t *testing.T, client API, node string, box *verdictBox, taint *Taint) (*Sink, *observer.ObservedLogs) {
 	t.Helper()
 	core, logs := observer.New(zap.InfoLevel)
 	s, err := New(Config{
@@ -170,7 +169,7 @@ func TestNodeConditions(t *testing.T) {
 	c.CreateNode(ctx, "node-a")
 	c.CreateNode(ctx, "node-b")
 	token := c.PodToken(ctx, namespace, account, "nic-exporter-a", "node-a")
-	client, err := kubernetes.NewForConfig(c.Config(token))
+	client, err := NewClient(c.Config(token))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,18 +249,18 @@ func TestNodeConditions(t *testing.T) {
 		// write, tells when it is in force.
 		patch := []byte(`{"status":{"conditions":[{"type":"NICFirmwareFatal","status":"True","reason":"Forged","message":"forged"}]}}`)
 		waitFor(t, "the confinement policy in force", func() bool {
-			_, err := client.CoreV1().Nodes().Patch(ctx, "node-b", types.StrategicMergePatchType, patch, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}}, "status")
+			err := dryRunPatch(ctx, client, "node-b", patch, "status")
 			return apierrors.IsForbidden(err)
 		})
-		_, err := client.CoreV1().Nodes().Patch(ctx, "node-b", types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+		_, err := client.PatchNode(ctx, "node-b", patch, "status")
 		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "only the Node its pod runs on, not node-b") {
 			t.Errorf("patching node-b's status: %v, want the confinement's refusal", err)
 		}
-		_, err = client.CoreV1().Nodes().Patch(ctx, "node-b", types.StrategicMergePatchType, []byte(`{"spec":{"taints":[{"key":"x","effect":"NoExecute"}]}}`), metav1.PatchOptions{})
+		_, err = client.PatchNode(ctx, "node-b", []byte(`{"spec":{"taints":[{"key":"x","effect":"NoExecute"}]}}`))
 		if !apierrors.IsForbidden(err) {
 			t.Errorf("tainting node-b: %v, want forbidden", err)
 		}
-		if _, err := client.CoreV1().Nodes().Patch(ctx, "node-a", types.StrategicMergePatchType, []byte(`{"metadata":{"labels":{"nic-exporter.io/test":"own"}}}`), metav1.PatchOptions{}); err != nil {
+		if _, err := client.PatchNode(ctx, "node-a", []byte(`{"metadata":{"labels":{"nic-exporter.io/test":"own"}}}`)); err != nil {
 			t.Errorf("patching the own node: %v", err)
 		}
 		// A sink pointed at another node fails loudly and changes
@@ -303,7 +302,7 @@ func TestNodeConditions(t *testing.T) {
 		}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		weakClient, err := kubernetes.NewForConfig(c.Config(c.PodToken(ctx, namespace, "weak", "weak-a", "node-a")))
+		weakClient, err := NewClient(c.Config(c.PodToken(ctx, namespace, "weak", "weak-a", "node-a")))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -361,6 +360,14 @@ nic_exporter_kubernetes_last_success_timestamp_seconds 0
 			}
 		}
 	})
+}
+
+// dryRunPatch patches a Node as client's account with dryRun=All, which
+// admission sees like a write but which changes nothing.
+func dryRunPatch(ctx context.Context, client *Client, name string, patch []byte, subresource ...string) error {
+	return client.rc.Patch(types.StrategicMergePatchType).Resource("nodes").Name(name).SubResource(subresource...).
+		VersionedParams(&metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}}, metav1.ParameterCodec).
+		Body(patch).Do(ctx).Error()
 }
 
 func contains(list []string, s string) bool {

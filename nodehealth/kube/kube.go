@@ -37,8 +37,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/nic-exporter/nic_exporter/nodehealth"
 )
@@ -93,8 +91,8 @@ func ParseTaint(s string) (Taint, error) {
 
 // Config configures a Sink.
 type Config struct {
-	// Client talks to the API server.
-	Client kubernetes.Interface
+	// Client talks to the API server (NewClient).
+	Client API
 	// Node is the name of the own Node (the downward API's
 	// spec.nodeName).
 	Node string
@@ -306,7 +304,7 @@ func (s *Sink) sync(ctx context.Context, v *nodehealth.Verdict) (string, error) 
 func (s *Sink) getNode(ctx context.Context) (*corev1.Node, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	n, err := s.cfg.Client.CoreV1().Nodes().Get(ctx, s.cfg.Node, metav1.GetOptions{})
+	n, err := s.cfg.Client.GetNode(ctx, s.cfg.Node)
 	if err != nil {
 		return nil, fmt.Errorf("getting node %s: %w", s.cfg.Node, err)
 	}
@@ -318,7 +316,7 @@ func (s *Sink) getNode(ctx context.Context) (*corev1.Node, error) {
 func (s *Sink) patch(ctx context.Context, patch []byte, subresource ...string) (*corev1.Node, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	n, err := s.cfg.Client.CoreV1().Nodes().Patch(ctx, s.cfg.Node, types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager}, subresource...)
+	n, err := s.cfg.Client.PatchNode(ctx, s.cfg.Node, patch, subresource...)
 	if err != nil {
 		what := "node " + s.cfg.Node
 		if len(subresource) > 0 {
@@ -497,7 +495,7 @@ func (s *Sink) postEvent(ctx context.Context, node *corev1.Node, c nodehealth.Co
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	_, err := s.cfg.Client.CoreV1().Events(s.cfg.Namespace).Create(ctx, ev, metav1.CreateOptions{FieldManager: FieldManager})
+	err := s.cfg.Client.CreateEvent(ctx, ev)
 	if apierrors.IsAlreadyExists(err) {
 		return nil // posted before a retry lost the answer
 	}
