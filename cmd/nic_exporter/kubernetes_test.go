@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -120,5 +121,40 @@ func TestKubernetesNodeCondition(t *testing.T) {
 	scrape, _ := e.get(t, "/metrics", nil)
 	if !strings.Contains(scrape, "\nnic_exporter_kubernetes_writes_total{request=\"patch_taint\"} 2\n") {
 		t.Errorf("the taint was not written twice (add, remove):\n%s", scrape)
+	}
+}
+
+// TestKubernetesUnreachable runs the exporter with
+// --kubernetes.node-conditions against an API server address where
+// nothing listens: /metrics and /health answer all the same, the failed
+// requests are counted by reason, and the failure is logged once
+// however often it is retried.
+func TestKubernetesUnreachable(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	conf := "apiVersion: v1\nkind: Config\nclusters:\n- name: gone\n  cluster:\n    server: https://" + freePort(t) + "\n" +
+		"users:\n- name: exporter\n  user:\n    token: not-a-token\ncontexts:\n- name: gone\n  context:\n    cluster: gone\n    user: exporter\ncurrent-context: gone\n"
+	if err := os.WriteFile(kubeconfig, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := start(t, "--demo", "--health.interval=200ms", "--kubernetes.node-conditions", "--kubernetes.node-name=gpu-node-1",
+		"--kubernetes.taint=nic-exporter.io/unhealthy:NoSchedule", "--kubernetes.kubeconfig="+kubeconfig)
+	const counted = `nic_exporter_kubernetes_errors_total{reason="unreachable",request="get_node"}`
+	deadline := time.Now().Add(testenv.HangGuard)
+	for {
+		scrape, _ := e.get(t, "/metrics", nil)
+		if v := sampleValue(scrape, counted); v >= 2 {
+			if !strings.Contains(scrape, "\nnic_exporter_kubernetes_last_success_timestamp_seconds 0\n") {
+				t.Errorf("a last success without an API server:\n%s", scrape)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no two unreachable errors counted within the hang guard:\n%s", scrape)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	e.waitVerdict(t, "a verdict", func(v *nodehealth.Verdict) bool { return v.Status == nodehealth.VerdictOK })
+	if n := strings.Count(e.stderr.String(), "cannot bring the Node in line"); n != 1 {
+		t.Errorf("the unreachable API server was logged %d times, want once:\n%s", n, e.stderr.String())
 	}
 }
