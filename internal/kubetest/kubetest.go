@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package kubetest starts a real Kubernetes control plane for tests: the
 // Debian etcd and a kube-apiserver built from k8s.io/kubernetes (make
 // kube-apiserver, tools/kube), on free loopback ports, with certificates
