@@ -134,6 +134,8 @@ type Sink struct {
 	errKey string // the error last logged, "" while the requests succeed
 }
 
+var _ nodehealth.Sink = (*Sink)(nil)
+
 // New returns a Sink; Run does its work.
 func New(cfg Config, log *zap.Logger) (*Sink, error) {
 	if cfg.Client == nil {
