@@ -135,3 +135,26 @@ func TestConditionsPatch(t *testing.T) {
 		}
 	}
 }
+
+// TestEventQueueBounded checks that transitions queued while the API
+// server cannot be reached keep the newest, count the dropped ones, and
+// never block the evaluator.
+func TestEventQueueBounded(t *testing.T) {
+	s, err := New(Config{Client: &Client{}, Node: "n1", Verdict: func() *nodehealth.Verdict { return nil }, EventQueue: 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 29, 7, 0, 0, 0, time.UTC)
+	for i := range 5 {
+		s.ConditionChanged(nodehealth.Condition{Type: "NICFirmwareFatal", LastTransitionTime: t0.Add(time.Duration(i) * time.Second)})
+	}
+	if got := s.metrics.eventsDropped.Load(); got != 3 {
+		t.Errorf("%d events dropped, want 3", got)
+	}
+	if len(s.events) != 2 || !s.events[0].LastTransitionTime.Equal(t0.Add(3*time.Second)) || !s.events[1].LastTransitionTime.Equal(t0.Add(4*time.Second)) {
+		t.Errorf("queue %+v, want the two newest", s.events)
+	}
+	if len(s.wake) != 1 {
+		t.Errorf("%d wake-ups pending, want 1", len(s.wake))
+	}
+}
