@@ -30,6 +30,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/scrape"
 	"github.com/nic-exporter/nic_exporter/nodehealth"
+	"github.com/nic-exporter/nic_exporter/nodehealth/kube"
 )
 
 // Job is one collector and its schedule.
@@ -63,6 +64,8 @@ type Config struct {
 	ErrorLogInterval time.Duration
 	// HealthInterval and HealthClearAfter configure the node verdict.
 	HealthInterval, HealthClearAfter time.Duration
+	// Kubernetes, when set, writes the verdict into this host's Node.
+	Kubernetes *KubernetesConfig
 	// Jobs are the enabled collectors.
 	Jobs []Job
 	// Background runs beside the polls until they stop (the demo
@@ -147,11 +150,25 @@ func Serve(ctx context.Context, cfg Config, log *zap.Logger) error {
 	for i, r := range runners {
 		healthSources[i] = r
 	}
+	var verdict *nodehealth.Evaluator
+	var sinks []nodehealth.Sink
+	var kubeSink *kube.Sink
+	if cfg.Kubernetes != nil {
+		var err error
+		// The sink reads the evaluator's latest verdict, and the
+		// evaluator, made next, hands the sink its transitions.
+		kubeSink, err = newKubeSink(cfg.Kubernetes, func() *nodehealth.Verdict { return verdict.Verdict() }, log.Named("kubernetes"))
+		if err != nil {
+			return err
+		}
+		sinks = append(sinks, kubeSink)
+	}
 	verdict, err := nodehealth.New(nodehealth.Config{
 		Sources:    healthSources,
 		Interval:   cfg.HealthInterval,
 		ClearAfter: cfg.HealthClearAfter,
 		Ready:      func() bool { return len(readiness(runners).Waiting) == 0 },
+		Sinks:      sinks,
 	}, log.Named("nodehealth"))
 	if err != nil {
 		return err
@@ -163,6 +180,15 @@ func Serve(ctx context.Context, cfg Config, log *zap.Logger) error {
 	}()
 
 	reg := prometheus.NewRegistry()
+	if kubeSink != nil {
+		reg.MustRegister(kubeSink.Collector())
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			kubeSink.Run(pollCtx)
+		}()
+		log.Info("writing the node verdict into the Node", zap.String("node", cfg.Kubernetes.Node), zap.Stringer("taint", taintOrNone(cfg.Kubernetes.Taint)))
+	}
 	reg.MustRegister(
 		verdict.Collector(),
 		collector.NewSelfMetrics(runners),

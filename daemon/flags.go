@@ -50,6 +50,7 @@ type Options struct {
 	errLogInterval time.Duration
 	collectors     []*collectorFlags
 	health         healthFlags
+	kubernetes     kubernetesFlags
 }
 
 // healthFlags configure the node verdict (package nodehealth).
@@ -101,6 +102,7 @@ func newApp(stderr io.Writer) (*kingpin.Application, *Options) {
 	app.Flag("demo.start", "Wall-clock time (RFC 3339, e.g. 2026-11-25T10:00:00Z) the demo clock counts from instead of the exporter's start, so a restarted demo exporter continues the same host: faults, counters and kernel log records as if it had run all along.").StringVar(&o.demoStart)
 	app.Flag("health.interval", "How often the node verdict (/health, nic_exporter_node_condition) is computed from the collectors' latest snapshots; it reads no device.").Default("5s").DurationVar(&o.health.interval)
 	app.Flag("health.clear-after", "How long a node condition must show no evidence before it is cleared (hysteresis; a condition is set as soon as its evidence holds for its alert's for:).").Default("5m").DurationVar(&o.health.clearAfter)
+	o.kubernetes.addFlags(app)
 	for _, spec := range collectorSpecs() {
 		o.collectors = append(o.collectors, spec.registerAll(app))
 	}
@@ -146,6 +148,9 @@ func (o *Options) check() error {
 	}
 	if o.health.clearAfter < 0 {
 		return fmt.Errorf("--health.clear-after must not be negative, got %s", o.health.clearAfter)
+	}
+	if err := o.kubernetes.check(); err != nil {
+		return err
 	}
 	if o.maxRequests < 0 {
 		return fmt.Errorf("--web.max-requests must not be negative (0 means no limit), got %d", o.maxRequests)

@@ -65,6 +65,7 @@ func (o *Options) ServeConfig() Config {
 		ErrorLogInterval:  o.errLogInterval,
 		HealthInterval:    o.health.interval,
 		HealthClearAfter:  o.health.clearAfter,
+		Kubernetes:        o.kubernetes.config(),
 	}
 }
 

@@ -14,8 +14,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -36,8 +38,10 @@ const (
 	devlinkCaptureComponent = "kubernetes/components/devlink-capture"
 	detailComponent         = "kubernetes/components/detail-scrape"
 	// transceiversComponent grants the module EEPROM reads.
-	transceiversComponent = "kubernetes/components/transceivers"
-	prometheusRuleFile    = "kubernetes/prometheusrule.yaml"
+	transceiversComponent   = "kubernetes/components/transceivers"
+	nodeConditionsComponent = "kubernetes/components/node-conditions"
+	nodeTaintComponent      = "kubernetes/components/node-taint"
+	prometheusRuleFile      = "kubernetes/prometheusrule.yaml"
 )
 
 // rendered is the output of a kustomization, each object strictly decoded
@@ -48,6 +52,11 @@ type rendered struct {
 	serviceAccount *corev1.ServiceAccount
 	serviceMonitor *monitoringv1.ServiceMonitor
 	prometheusRule *monitoringv1.PrometheusRule
+	// The cluster-scoped objects of the node conditions' opt-in.
+	clusterRole        *rbacv1.ClusterRole
+	clusterRoleBinding *rbacv1.ClusterRoleBinding
+	policy             *admissionv1.ValidatingAdmissionPolicy
+	policyBinding      *admissionv1.ValidatingAdmissionPolicyBinding
 }
 
 // decodeStrict decodes doc into a new T, failing the test on an unknown
@@ -78,6 +87,14 @@ func (r *rendered) add(t *testing.T, where, kind, name, apiVersion, namespace st
 		r.serviceMonitor = decodeStrict[monitoringv1.ServiceMonitor](t, where, kind, name, doc)
 	case "PrometheusRule":
 		r.prometheusRule = decodeStrict[monitoringv1.PrometheusRule](t, where, kind, name, doc)
+	case "ClusterRole":
+		r.clusterRole = decodeStrict[rbacv1.ClusterRole](t, where, kind, name, doc)
+	case "ClusterRoleBinding":
+		r.clusterRoleBinding = decodeStrict[rbacv1.ClusterRoleBinding](t, where, kind, name, doc)
+	case "ValidatingAdmissionPolicy":
+		r.policy = decodeStrict[admissionv1.ValidatingAdmissionPolicy](t, where, kind, name, doc)
+	case "ValidatingAdmissionPolicyBinding":
+		r.policyBinding = decodeStrict[admissionv1.ValidatingAdmissionPolicyBinding](t, where, kind, name, doc)
 	default:
 		t.Errorf("%s: unexpected kind %s", where, kind)
 		return
@@ -85,9 +102,17 @@ func (r *rendered) add(t *testing.T, where, kind, name, apiVersion, namespace st
 	want := map[string]string{
 		"DaemonSet": "apps/v1", "Service": "v1", "ServiceAccount": "v1",
 		"ServiceMonitor": "monitoring.coreos.com/v1", "PrometheusRule": "monitoring.coreos.com/v1",
+		"ClusterRole": "rbac.authorization.k8s.io/v1", "ClusterRoleBinding": "rbac.authorization.k8s.io/v1",
+		"ValidatingAdmissionPolicy": "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding": "admissionregistration.k8s.io/v1",
 	}[kind]
 	if apiVersion != want {
 		t.Errorf("%s: %s has apiVersion %s, want %s", where, kind, apiVersion, want)
+	}
+	if strings.HasPrefix(kind, "Cluster") || strings.HasPrefix(kind, "ValidatingAdmissionPolicy") {
+		if namespace != "" {
+			t.Errorf("%s: the cluster-scoped %s %s has namespace %q", where, kind, name, namespace)
+		}
+		return
 	}
 	if namespace != "monitoring" {
 		t.Errorf("%s: %s %s in namespace %q, want monitoring", where, kind, name, namespace)

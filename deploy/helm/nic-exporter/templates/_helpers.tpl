@@ -107,6 +107,12 @@ devlinkCapture and transceivers both need NET_ADMIN. */}}
 {{- if .Values.webConfig.enabled }}
 - --web.config.file=/etc/nic_exporter/web/web-config.yml
 {{- end }}
+{{- if .Values.nodeConditions.enabled }}
+- --kubernetes.node-conditions
+{{- with .Values.nodeConditions.taint }}
+- --kubernetes.taint={{ . }}
+{{- end }}
+{{- end }}
 {{- range .Values.extraArgs }}
 - {{ . }}
 {{- end }}
@@ -128,6 +134,9 @@ devlinkCapture and transceivers both need NET_ADMIN. */}}
 {{- end -}}
 {{- if and .Values.devlinkCapture.enabled (not .Values.collectors.devlink.enabled) -}}
 {{- fail "devlinkCapture.enabled needs collectors.devlink.enabled" -}}
+{{- end -}}
+{{- if and .Values.nodeConditions.taint (not .Values.nodeConditions.enabled) -}}
+{{- fail "nodeConditions.taint needs nodeConditions.enabled: the taint follows the node conditions" -}}
 {{- end -}}
 {{- if and .Values.transceivers.enabled (not .Values.collectors.phy.enabled) -}}
 {{- fail "transceivers.enabled needs collectors.phy.enabled: it grants the phy collector's module reads" -}}
