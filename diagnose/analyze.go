@@ -76,6 +76,9 @@ type Report struct {
 	// textBytesAnalysed counts their bytes, within
 	// Limits.MaxBundleTextBytes.
 	textBytesAnalysed int
+	// aerCounted are the PCI functions whose AER counters a PCI sysfs
+	// file holds (see dropCountedAERLogFindings).
+	aerCounted map[string]bool
 }
 
 // pciClasses implements kmsg.Devices over the functions of lspci -vvv:
@@ -156,6 +159,8 @@ func recogniseJSON(data []byte) string {
 	switch {
 	case !bytes.HasPrefix(t, []byte("{")):
 		return ""
+	case isCollectManifest(t):
+		return KindCollectManifest
 	case bytes.Contains(t, []byte(`"trigger"`)) && bytes.Contains(t, []byte(`"reporter"`)) && bytes.Contains(t, []byte(`"attributes"`)):
 		return KindDevlinkEvidence
 	case bytes.Contains(t, []byte(`"health"`)):
@@ -191,6 +196,12 @@ func (a *Analyzer) recognise(f File) string {
 		return KindMlxfwmanager
 	case (has(prefix("reporter ")) || has(prefix("name "))) && has(prefix("state ")):
 		return KindDevlinkHealth
+	case has(pciSysfsLine.MatchString):
+		return KindPCISysfs
+	case has(netdevSysfsCarrier.MatchString):
+		return KindNetdevSysfs
+	case has(prefix("driver ")) && has(prefix("versions:")):
+		return KindDevlinkInfo
 	}
 	kernel := 0
 	for _, l := range ls {
@@ -210,6 +221,10 @@ func (a *Analyzer) recognise(f File) string {
 
 // sosIface is the interface in a sosreport name such as ethtool_-S_eth0.
 var sosIface = regexp.MustCompile(`^ethtool_(?:-[a-zA-Z]_)?([A-Za-z0-9._-]+)$`)
+
+// collectIface is the interface in a name nic_exporter collect writes,
+// such as ethtool_-S_eth0.txt.
+var collectIface = regexp.MustCompile(`^ethtool_-[iS]_([A-Za-z0-9._-]+)\.txt$`)
 
 // bundleInputs are the files whose findings need the whole bundle read
 // first: kernel logs (after lspci, for the PCI classes), ethtool -i/-S
@@ -238,6 +253,7 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 	for _, f := range in.kernelLogs {
 		a.kernelFindings(r, f)
 	}
+	dropCountedAERLogFindings(r)
 	ifaces := groupDumps(r, in.dumps, defaultInterface(in.links))
 	for _, ls := range in.links {
 		if it := ifaces[ls.Interface]; it != nil {
@@ -255,6 +271,11 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 // pass); text is analysed in lines, within the limits lim, counted
 // against the bundle's totals in r.
 func (a *Analyzer) readFile(r *Report, f File, lim Limits, in *bundleInputs) {
+	if strings.HasPrefix(f.Name, earlierSampleDir) {
+		r.Files = append(r.Files, FileResult{Name: f.Name,
+			Note: "earlier sample of nic_exporter collect: findings come from the later sample at the top level"})
+		return
+	}
 	kind := recogniseJSON(f.Data)
 	var cut fileText
 	if kind == "" {
@@ -332,6 +353,24 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 		r.Firmware = append(r.Firmware, devs...)
 	case KindKernelLog:
 		in.kernelLogs = append(in.kernelLogs, f) // after lspci
+	case KindPCISysfs:
+		fns, err := ParsePCISysfs(string(f.Data))
+		if err != nil {
+			return err
+		}
+		a.pciSysfsFindings(r, f.Name, fns)
+	case KindNetdevSysfs:
+		ifs, err := ParseNetdevSysfs(string(f.Data))
+		if err != nil {
+			return err
+		}
+		a.netdevSysfsFindings(r, f.Name, ifs)
+	case KindDevlinkInfo:
+		devs, err := ParseDevlinkInfo(string(f.Data))
+		if err != nil {
+			return err
+		}
+		r.Firmware = append(r.Firmware, devs...)
 	}
 	return nil
 }
@@ -359,7 +398,9 @@ func groupDumps(r *Report, dumps []dumpFile, defName string) map[string]*ethIfac
 			continue
 		}
 		name := defName
-		if m := sosIface.FindStringSubmatch(path.Base(f.Name)); m != nil && m[1] != "S" && m[1] != "i" {
+		if m := collectIface.FindStringSubmatch(path.Base(f.Name)); m != nil {
+			name = m[1]
+		} else if m := sosIface.FindStringSubmatch(path.Base(f.Name)); m != nil && m[1] != "S" && m[1] != "i" {
 			name = m[1]
 		}
 		it := ifaces[name]

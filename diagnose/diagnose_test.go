@@ -412,7 +412,7 @@ func TestAlertsMatchRules(t *testing.T) {
 		}
 	}
 	all := []Alert{alertFwFatal, alertFw, alertVnic, alertTxRx, alertReporterStuck, alertLinkDown, alertPCIeDegraded,
-		alertIBNotLinkUp, alertIBNotActive, alertENAWatchdog, alertENATxTimeout, alertENAAdminQPause, alertPCIeUncorrected}
+		alertIBNotLinkUp, alertIBNotActive, alertENAWatchdog, alertENATxTimeout, alertENAAdminQPause, alertPCIeUncorrected, alertAERUncorrectable}
 	for _, ka := range kernelLogAlerts {
 		all = append(all, ka.Alert)
 	}

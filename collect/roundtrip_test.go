@@ -1,0 +1,283 @@
+package collect_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/nic-exporter/nic_exporter/collect"
+	"github.com/nic-exporter/nic_exporter/collector/collectortest"
+	"github.com/nic-exporter/nic_exporter/demo"
+	"github.com/nic-exporter/nic_exporter/diagnose"
+	"github.com/nic-exporter/nic_exporter/internal/logrules"
+)
+
+// clock is a wall clock the test steps: the demo host runs on it and the
+// wait between the samples advances it instead of sleeping.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) wait(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+	return ctx.Err()
+}
+
+// demoStart is the wall-clock start of the test demo hosts; the samples
+// are taken 2 minutes and 2 minutes 10 seconds after it.
+var demoStart = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// collectDemo collects the demo host with the faults given, all started
+// at its start, into a bundle directory and returns its path.
+func collectDemo(t *testing.T, faults string) string {
+	t.Helper()
+	clk := &clock{t: demoStart.Add(2 * time.Minute)}
+	h, err := demo.New(demo.Config{Faults: faults, Start: demoStart, Now: clk.now}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	b, err := collect.Run(context.Background(), collect.Config{
+		Sources: collect.DemoSources(h), Interval: 10 * time.Second, Timeout: time.Minute,
+		Now: clk.now, Wait: clk.wait,
+	}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range b.Manifest.Unreadable {
+		// The demo's fw_fatal reporter has no diagnose callback (mlx5's
+		// has none either); anything else is a collect bug.
+		if !strings.Contains(u.Reason, "has no diagnose") {
+			t.Errorf("unreadable on the demo host: %s: %s", u.Source, u.Reason)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "bundle")
+	if err := b.Write(out, demoStart); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// diagnoseBundle runs diagnose over the bundle as the command does.
+func diagnoseBundle(t *testing.T, p string) (*diagnose.Report, int) {
+	t.Helper()
+	rules, err := logrules.Load("", logrules.KernelRules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := diagnose.Run(diagnose.Config{Paths: []string{p}, Format: "text", Rules: rules, Limits: diagnose.DefaultLimits, Now: demoStart},
+		&stdout, &stderr, zap.NewNop())
+	if stderr.Len() > 0 {
+		t.Fatalf("diagnose: %s", stderr.String())
+	}
+	b, err := diagnose.Open(p, diagnose.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := diagnose.NewAnalyzer(rules).Analyze(b)
+	for _, f := range r.Files {
+		if strings.HasPrefix(f.Note, "unparsable") || strings.Contains(f.Note, "not a format diagnose reads") && !unreadByDiagnose(f.Name) {
+			t.Errorf("diagnose did not read %s: %s", f.Name, f.Note)
+		}
+	}
+	return r, code
+}
+
+// unreadByDiagnose reports whether diagnose does not read a file of the
+// bundle yet: the InfiniBand counters, which need the rule engine of
+// issue 25 item 1 to mean anything, and the reporters' diagnose output.
+func unreadByDiagnose(name string) bool {
+	b := filepath.Base(name)
+	return strings.HasPrefix(b, "ib_counters_") || strings.HasPrefix(b, "hw_counters_") || strings.HasPrefix(b, "devlink_health_diagnose_")
+}
+
+// roundTrip lists, per fault of docs/faults.md that a bundle shows with
+// today's diagnose, the alerts diagnose names for it. Each is one of the
+// fault's **Fires:** alerts.
+var roundTrip = map[string][]string{
+	"fw":                   {"NICDevlinkFwError"},
+	"fw_fatal":             {"NICDevlinkFwFatalError", "NICKernelLogFirmwareError"},
+	"vnic":                 {"NICDevlinkVnicError"},
+	"wd_expired":           {"NICENAWatchdogExpired", "NICKernelLogENAReset"},
+	"ena_reg_read_timeout": {"NICKernelLogENAReset"},
+	"mlx5_cmd_timeout":     {"NICKernelLogCommandErrors"},
+	"mlx5_cq_overrun":      {"NICKernelLogCQErrors"},
+	"mlx5_module_error":    {"NICKernelLogHardwareEvent"},
+	"pcie_degraded":        {"NICPCIeLinkDegraded"},
+	"pcie_aer":             {"NICPCIeAERUncorrectable"},
+	"link_down":            {"NICLinkDown"},
+	"ib_link_down":         {"NICInfiniBandPortNotLinkUp"},
+}
+
+// notInBundle lists the faults a bundle does not show with today's
+// diagnose, and why. docs/support-bundles.md has the same table.
+var notInBundle = map[string]string{
+	// The counters are in the bundle, both samples; diagnose has no
+	// rule for them until it evaluates alerts.yml (issue 25 item 1).
+	"bw_in_allowance":      "rate: bw_in_allowance_exceeded in ethtool_-S_ens5.txt, both samples; diagnose has no rule for it",
+	"rx_out_of_buffer":     "rate: rx_out_of_buffer in ethtool_-S_enp8s0f1np1.txt, both samples; diagnose has no mlx5 counter rule",
+	"roce_congestion":      "rates: pause and ECN counters in ethtool -S and hw_counters, both samples; diagnose has no rule for them",
+	"rnr_retry":            "rates: rnr_nak_retry_err in hw_counters_mlx5_1_1.txt, both samples; diagnose does not read hw_counters",
+	"efa_srd_degraded":     "rates: EFA hw_counters_rdmap0s6*.txt, both samples; diagnose does not read hw_counters",
+	"ib_symbol_errors":     "counters: symbol_error in ib_counters_mlx5_0_1.txt, both samples; diagnose does not read IB counters",
+	"pcie_aer_corrected":   "rate: TOTAL_ERR_COR in pci_sysfs.txt, both samples; the alert is on an hourly increase, which one bundle cannot bound",
+	"link_flap":            "rate: carrier changes within 10 minutes; collect does not sample carrier_changes and 10 s of samples cannot show the window",
+	"optic_degrading":      "module diagnostics (ethtool -m): collect does not decode the module EEPROM yet",
+	"nic_overheating":      "hwmon temperatures: collect does not read hwmon",
+	"fabric_congestion":    "far-end switch port counters: collect sends no MADs into the fabric",
+	"fabric_symbol_errors": "far-end switch port counters: collect sends no MADs into the fabric",
+	"vma_daemon_down":      "application log of a VMA process: not host NIC state, collect does not read application files",
+	"vma_hugepages":        "application log of a VMA process: not host NIC state",
+	"vma_no_buffers":       "libvma shared-memory statistics of a process: not host NIC state",
+	"vma_os_fallback":      "libvma shared-memory statistics of a process: not host NIC state",
+	"xlio_no_buffers":      "libxlio shared-memory statistics of a process: not host NIC state",
+}
+
+// catalogue reads each fault's **Fires:** alerts from docs/faults.md.
+func catalogue(t *testing.T) map[string][]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "docs", "faults.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	heading := regexp.MustCompile("^### `([a-z0-9_]+)`$")
+	alert := regexp.MustCompile("`(NIC[A-Za-z0-9]+)`")
+	out := map[string][]string{}
+	cur := ""
+	for _, l := range strings.Split(string(data), "\n") {
+		if m := heading.FindStringSubmatch(l); m != nil {
+			cur = m[1]
+			out[cur] = nil
+			continue
+		}
+		if rest, ok := strings.CutPrefix(l, "**Fires:**"); ok && cur != "" {
+			for _, m := range alert.FindAllStringSubmatch(rest, -1) {
+				out[cur] = append(out[cur], m[1])
+			}
+		}
+	}
+	return out
+}
+
+// TestFaultTablesCoverCatalogue checks that every fault of the demo host
+// is in docs/faults.md and either round-trips or says why not, and that
+// each round-trip alert is one the catalogue says the fault fires.
+func TestFaultTablesCoverCatalogue(t *testing.T) {
+	cat := catalogue(t)
+	for _, f := range demo.Faults() {
+		fires, ok := cat[f]
+		if !ok {
+			t.Errorf("demo fault %s has no section in docs/faults.md", f)
+		}
+		alerts, rt := roundTrip[f]
+		_, no := notInBundle[f]
+		if rt == no {
+			t.Errorf("fault %s: in both or neither of roundTrip and notInBundle", f)
+		}
+		for _, a := range alerts {
+			if !contains(fires, a) {
+				t.Errorf("fault %s: %s is not among its **Fires:** alerts %v", f, a, fires)
+			}
+		}
+	}
+	for f := range roundTrip {
+		if _, ok := cat[f]; !ok {
+			t.Errorf("roundTrip names %s, which docs/faults.md does not", f)
+		}
+	}
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRoundTripHealthy checks that the healthy demo host gives a bundle
+// with no findings (diagnose exit 0), whose files are the golden list.
+func TestRoundTripHealthy(t *testing.T) {
+	t.Parallel()
+	p := collectDemo(t, "")
+	r, code := diagnoseBundle(t, p)
+	if code != diagnose.ExitClean || len(r.Findings) > 0 {
+		t.Fatalf("healthy demo: exit %d, findings %+v", code, r.Findings)
+	}
+	var names []string
+	err := filepath.WalkDir(p, func(q string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(p, q)
+		names = append(names, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(names)
+	collectortest.Golden(t, filepath.Join("testdata", "bundle_files.golden"), strings.Join(names, "\n")+"\n")
+}
+
+// TestRoundTripFaults collects the demo host with each fault a bundle
+// shows and checks that diagnose names exactly the fault's alerts of
+// roundTrip, with their runbooks, and nothing the catalogue does not
+// say the fault fires.
+func TestRoundTripFaults(t *testing.T) {
+	cat := catalogue(t)
+	runbooks, err := os.ReadFile(filepath.Join("..", "docs", "runbooks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	faults := make([]string, 0, len(roundTrip))
+	for f := range roundTrip {
+		faults = append(faults, f)
+	}
+	sort.Strings(faults)
+	for _, f := range faults {
+		t.Run(f, func(t *testing.T) {
+			t.Parallel() // each demo host is its own; the time goes to writing its files
+			r, code := diagnoseBundle(t, collectDemo(t, f+"@0s"))
+			if code != diagnose.ExitFindings {
+				t.Fatalf("exit %d, want %d", code, diagnose.ExitFindings)
+			}
+			got := map[string]bool{}
+			for _, fd := range r.Findings {
+				got[fd.Alert] = true
+				if !contains(cat[f], fd.Alert) {
+					t.Errorf("finding %s (%s) is not among the fault's **Fires:** alerts %v", fd.Alert, fd.Evidence, cat[f])
+				}
+				anchor := "#" + strings.ToLower(fd.Alert)
+				if !strings.HasSuffix(fd.Runbook, "docs/runbooks.md"+anchor) || !bytes.Contains(bytes.ToLower(runbooks), []byte("## "+strings.ToLower(fd.Alert))) {
+					t.Errorf("finding %s: runbook %q has no section in docs/runbooks.md", fd.Alert, fd.Runbook)
+				}
+			}
+			for _, a := range roundTrip[f] {
+				if !got[a] {
+					t.Errorf("no %s finding; findings: %+v", a, r.Findings)
+				}
+			}
+		})
+	}
+}
