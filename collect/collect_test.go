@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -283,5 +284,26 @@ func TestCollectThisHost(t *testing.T) {
 		if strings.Contains(l, "unparsable") {
 			t.Errorf("diagnose: %s", l)
 		}
+	}
+}
+
+// TestCommandTimeout runs a real command that does not finish within
+// the command timeout: it is killed with its process group and the
+// manifest reason says so.
+func TestCommandTimeout(t *testing.T) {
+	if _, err := exec.LookPath("sleep"); err != nil {
+		t.Skip("no sleep(1)")
+	}
+	c := &collector{cfg: Config{CommandTimeout: 100 * time.Millisecond, Limits: DefaultLimits}}
+	_, err := c.run(context.Background(), "sleep", "30")
+	if err == nil || !strings.Contains(err.Error(), "no answer within 100ms") {
+		t.Errorf("sleep 30: %v", err)
+	}
+	out, err := c.run(context.Background(), "sh", "-c", "echo ok")
+	if err != nil || string(out) != "ok\n" {
+		t.Errorf("echo ok: %q, %v", out, err)
+	}
+	if _, err := c.run(context.Background(), "nic_exporter-no-such-tool"); err == nil || !strings.Contains(err.Error(), "not installed") {
+		t.Errorf("missing tool: %v", err)
 	}
 }

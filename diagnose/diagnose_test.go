@@ -65,8 +65,9 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-// TestBundles runs diagnose over bundles built from real public outputs
-// and compares each format with its golden file.
+// TestBundles runs diagnose over the composite bundles built from real
+// public outputs and the demo host's bundle, and compares each format
+// with its golden file.
 func TestBundles(t *testing.T) {
 	tests := []struct {
 		bundle   string
@@ -78,6 +79,11 @@ func TestBundles(t *testing.T) {
 		{"mlx5_healthy", ExitClean, nil, ""},
 		{"ena_fault", ExitFindings, []string{"NICENAWatchdogExpired", "NICKernelLogENAReset", "NICKernelLogTxTimeout"}, SeverityPage},
 		{"ena_healthy", ExitClean, nil, ""},
+		// One host's bundle, written by nic_exporter collect --demo
+		// --demo.faults=fw_fatal@0s,vnic@0s,pcie_degraded@0s,wd_expired@0s
+		// --interval 10s (docs/support-bundles.md).
+		{"demo_collect", ExitFindings, []string{"NICDevlinkFwFatalError", "NICDevlinkVnicError", "NICPCIeLinkDegraded",
+			"NICENAWatchdogExpired", "NICKernelLogFirmwareError", "NICKernelLogENAReset"}, SeverityPage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.bundle, func(t *testing.T) {
