@@ -103,8 +103,9 @@ func diagnoseBundle(t *testing.T, p string) (*diagnose.Report, int) {
 }
 
 // unreadByDiagnose reports whether diagnose does not read a file of the
-// bundle yet: the InfiniBand counters, which need the rule engine of
-// issue 25 item 1 to mean anything, and the reporters' diagnose output.
+// bundle yet: the InfiniBand counters, which mean something only once
+// diagnose evaluates the shipped alert rules, and the
+// reporters' diagnose output.
 func unreadByDiagnose(name string) bool {
 	b := filepath.Base(name)
 	return strings.HasPrefix(b, "ib_counters_") || strings.HasPrefix(b, "hw_counters_") || strings.HasPrefix(b, "devlink_health_diagnose_")
@@ -132,15 +133,15 @@ var roundTrip = map[string][]string{
 // diagnose, and why. docs/support-bundles.md has the same table.
 var notInBundle = map[string]string{
 	// The counters are in the bundle, both samples; diagnose has no
-	// rule for them until it evaluates alerts.yml (issue 25 item 1).
+	// rule for them until it evaluates the shipped alert rules.
 	"bw_in_allowance":      "rate: bw_in_allowance_exceeded in ethtool_-S_ens5.txt, both samples; diagnose has no rule for it",
 	"rx_out_of_buffer":     "rate: rx_out_of_buffer in ethtool_-S_enp8s0f1np1.txt, both samples; diagnose has no mlx5 counter rule",
 	"roce_congestion":      "rates: pause and ECN counters in ethtool -S and hw_counters, both samples; diagnose has no rule for them",
-	"rnr_retry":            "rates: rnr_nak_retry_err in hw_counters_mlx5_1_1.txt, both samples; diagnose does not read hw_counters",
+	"rnr_retry":            "rates: rnr_nak_retry_err in hw_counters_mlx5_0_1.txt, both samples; diagnose does not read hw_counters",
 	"efa_srd_degraded":     "rates: EFA hw_counters_rdmap0s6*.txt, both samples; diagnose does not read hw_counters",
 	"ib_symbol_errors":     "counters: symbol_error in ib_counters_mlx5_0_1.txt, both samples; diagnose does not read IB counters",
 	"pcie_aer_corrected":   "rate: TOTAL_ERR_COR in pci_sysfs.txt, both samples; the alert is on an hourly increase, which one bundle cannot bound",
-	"link_flap":            "rate: carrier changes within 10 minutes; collect does not sample carrier_changes and 10 s of samples cannot show the window",
+	"link_flap":            "rate: carrier_changes in netdev_sysfs.txt, both samples; the alert counts four changes in 10 minutes, a longer window than the samples span",
 	"optic_degrading":      "module diagnostics (ethtool -m): collect does not decode the module EEPROM yet",
 	"nic_overheating":      "hwmon temperatures: collect does not read hwmon",
 	"fabric_congestion":    "far-end switch port counters: collect sends no MADs into the fabric",
@@ -279,5 +280,44 @@ func TestRoundTripFaults(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSupportBundleDocs checks the two fault tables of
+// docs/support-bundles.md against roundTrip and notInBundle.
+func TestSupportBundleDocs(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "docs", "support-bundles.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("^\\| `([a-z0-9_]+)` \\| (.*) \\|$")
+	shows, notShown := map[string]string{}, map[string]string{}
+	var table map[string]string
+	for _, l := range strings.Split(string(data), "\n") {
+		switch {
+		case l == "### Faults a bundle shows":
+			table = shows
+		case l == "### Faults a bundle does not show":
+			table = notShown
+		case strings.HasPrefix(l, "#"):
+			table = nil
+		}
+		if m := row.FindStringSubmatch(l); m != nil && table != nil {
+			table[m[1]] = m[2]
+		}
+	}
+	for f, alerts := range roundTrip {
+		want := "`" + strings.Join(alerts, "`, `") + "`"
+		if shows[f] != want {
+			t.Errorf("docs: fault %s shows %q, want %q", f, shows[f], want)
+		}
+	}
+	for f, why := range notInBundle {
+		if notShown[f] != why {
+			t.Errorf("docs: fault %s not shown because %q, want %q", f, notShown[f], why)
+		}
+	}
+	if len(shows) != len(roundTrip) || len(notShown) != len(notInBundle) {
+		t.Errorf("docs tables have %d and %d rows, want %d and %d", len(shows), len(notShown), len(roundTrip), len(notInBundle))
 	}
 }
