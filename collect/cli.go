@@ -25,8 +25,9 @@ SYNOPSIS
 DESCRIPTION
   Gathers the files of the ConnectX troubleshooting guide's collect_debug.sh
   natively, from sysfs, the ethtool ioctls, devlink and /dev/kmsg:
-  uname.txt, os-release.txt, ethtool_-i_IF.txt, ethtool_IF.txt and
-  ethtool_-S_IF.txt per NIC interface, devlink_health.txt,
+  uname.txt, os-release.txt, ethtool_-i_IF.txt, ethtool_IF.txt,
+  ethtool_-S_IF.txt and ethtool_-m_IF.txt (module memory) per NIC interface,
+  netdev_sysfs.txt, devlink_health.txt,
   devlink_dev_info.txt and, per reporter in error,
   devlink_health_diagnose_DEV_REPORTER.json, ibstat.txt,
   ib_counters_DEV_PORT.txt and hw_counters_DEV_PORT.txt, pci_sysfs.txt (PCIe

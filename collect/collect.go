@@ -319,6 +319,7 @@ func (c *collector) sample(ctx context.Context, dir string) {
 func (c *collector) once(ctx context.Context) {
 	c.identity()
 	c.ethtoolOnce()
+	c.moduleOnce()
 	c.ibstat()
 	c.lspci(ctx)
 	c.devlinkOnce(ctx)

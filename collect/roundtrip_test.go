@@ -126,6 +126,7 @@ var roundTrip = map[string][]string{
 	"pcie_degraded":        {"NICPCIeLinkDegraded"},
 	"pcie_aer":             {"NICPCIeAERUncorrectable"},
 	"link_down":            {"NICLinkDown"},
+	"optic_degrading":      {"NICTransceiverRxPowerLow"},
 	"ib_link_down":         {"NICInfiniBandPortNotLinkUp"},
 }
 
@@ -142,7 +143,6 @@ var notInBundle = map[string]string{
 	"ib_symbol_errors":     "counters: symbol_error in ib_counters_mlx5_0_1.txt, both samples; diagnose does not read IB counters",
 	"pcie_aer_corrected":   "rate: TOTAL_ERR_COR in pci_sysfs.txt, both samples; the alert is on an hourly increase, which one bundle cannot bound",
 	"link_flap":            "rate: carrier_changes in netdev_sysfs.txt, both samples; the alert counts four changes in 10 minutes, a longer window than the samples span",
-	"optic_degrading":      "module diagnostics (ethtool -m): collect does not decode the module EEPROM yet",
 	"nic_overheating":      "hwmon temperatures: collect does not read hwmon",
 	"fabric_congestion":    "far-end switch port counters: collect sends no MADs into the fabric",
 	"fabric_symbol_errors": "far-end switch port counters: collect sends no MADs into the fabric",

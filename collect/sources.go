@@ -2,6 +2,7 @@ package collect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,8 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/nic-exporter/nic_exporter/collector/phy"
 	"github.com/nic-exporter/nic_exporter/demo"
 	"github.com/nic-exporter/nic_exporter/devlink"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
@@ -57,6 +60,8 @@ type Sources struct {
 	Ethtool func() (Ethtool, error)
 	// Devlink opens the devlink client.
 	Devlink func() (Devlink, error)
+	// Modules opens the pluggable module reader.
+	Modules func() (ModuleReader, error)
 	// Kmsg opens the kernel log at its oldest record.
 	Kmsg func() (Kmsg, error)
 	// Uptime returns the host's uptime; nil when unknown.
@@ -102,6 +107,9 @@ func HostSources(sysfsPath, procPath string) Sources {
 			}
 			return c, nil
 		},
+		Modules: func() (ModuleReader, error) {
+			return phy.NewHostSource(phy.HostConfig{SysfsPath: sysfsPath}, zap.NewNop()), nil
+		},
 		Kmsg:     openDevKmsg,
 		Uptime:   func() (time.Duration, error) { return readUptime(filepath.Join(procPath, "uptime")) },
 		Identity: hostIdentity,
@@ -120,6 +128,13 @@ func DemoSources(h *demo.Host) Sources {
 		Ethtool:   func() (Ethtool, error) { return h.EthtoolSource(), nil },
 		Devlink:   func() (Devlink, error) { return dl, nil },
 		Kmsg:      func() (Kmsg, error) { return h.OpenKmsg() },
+		Modules: func() (ModuleReader, error) {
+			m, ok := h.PhySource().(ModuleReader)
+			if !ok {
+				return nil, errors.New("the demo's phy source reads no modules")
+			}
+			return m, nil
+		},
 		Uptime: func() (time.Duration, error) {
 			return h.Start().Add(h.Elapsed()).Sub(h.BootTime()), nil
 		},

@@ -200,6 +200,8 @@ func (a *Analyzer) recognise(f File) string {
 		return KindPCISysfs
 	case has(netdevSysfsCarrier.MatchString):
 		return KindNetdevSysfs
+	case has(prefix("page addr=0x")):
+		return KindModuleDump
 	case has(prefix("driver ")) && has(prefix("versions:")):
 		return KindDevlinkInfo
 	}
@@ -365,6 +367,8 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 			return err
 		}
 		a.netdevSysfsFindings(r, f.Name, ifs)
+	case KindModuleDump:
+		return a.moduleFindings(r, f.Name, string(f.Data))
 	case KindDevlinkInfo:
 		devs, err := ParseDevlinkInfo(string(f.Data))
 		if err != nil {

@@ -3,11 +3,14 @@ package diagnose
 import (
 	"bytes"
 	"fmt"
+	"path"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/nic-exporter/nic_exporter/collector/phy"
+	"github.com/nic-exporter/nic_exporter/internal/sff"
 	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
@@ -24,6 +27,9 @@ const (
 	// operstate, carrier, carrier_changes and flags (collect's
 	// netdev_sysfs.txt).
 	KindNetdevSysfs = "netdev sysfs attributes"
+	// KindModuleDump is pluggable module memory in internal/sff's text
+	// form (collect's ethtool_-m_IF.txt).
+	KindModuleDump = "module memory (ethtool -m)"
 	// KindDevlinkInfo is `devlink dev info` text.
 	KindDevlinkInfo = "devlink dev info"
 )
@@ -35,8 +41,57 @@ const (
 // give no findings of their own.
 const earlierSampleDir = "earlier_sample/"
 
-// alertAERUncorrectable is the alert on uncorrectable AER messages.
-var alertAERUncorrectable = Alert{"NICPCIeAERUncorrectable", SeverityWarning}
+// The alerts on uncorrectable AER messages and on a module's receive
+// power below its own thresholds.
+var (
+	alertAERUncorrectable = Alert{"NICPCIeAERUncorrectable", SeverityWarning}
+	alertRxPowerLow       = Alert{"NICTransceiverRxPowerLow", SeverityWarning}
+	alertRxPowerLowAlarm  = Alert{"NICTransceiverRxPowerLowAlarm", SeverityWarning}
+)
+
+// moduleIface is the interface in the name of collect's module file,
+// ethtool_-m_eth0.txt.
+var moduleIface = regexp.MustCompile(`^ethtool_-m_([A-Za-z0-9._-]+)\.txt$`)
+
+// moduleFindings decodes module memory in internal/sff's text form and
+// adds a finding per lit lane whose receive power is below the module's
+// low warning or low alarm threshold, as NICTransceiverRxPowerLow and
+// NICTransceiverRxPowerLowAlarm define them. Lanes the phy collector
+// leaves out as unused are left out here too.
+func (a *Analyzer) moduleFindings(r *Report, file, text string) error {
+	m, err := sff.ParseTextDump(strings.NewReader(text))
+	if err != nil {
+		return err
+	}
+	mod, err := sff.Decode(m)
+	if err != nil {
+		return err
+	}
+	dev := "module"
+	if mm := moduleIface.FindStringSubmatch(path.Base(file)); mm != nil {
+		dev = mm[1]
+	}
+	t := mod.RxPowerThresholds
+	if t == nil {
+		return nil
+	}
+	for _, l := range mod.Lanes {
+		if l.RxPowerWatts == nil || phy.LaneUnused(l) {
+			continue
+		}
+		rx := *l.RxPowerWatts
+		ev := fmt.Sprintf("%s (lane %d)", file, l.Index)
+		if t.LowWarning != nil && rx < *t.LowWarning {
+			r.add(alertRxPowerLow, "transceiver_rx_power_low", dev, ev,
+				fmt.Sprintf("lane %d receives %.4g mW, below the module's low warning %.4g mW.", l.Index, rx*1000, *t.LowWarning*1000))
+		}
+		if rx < t.LowAlarm {
+			r.add(alertRxPowerLowAlarm, "transceiver_rx_power_low_alarm", dev, ev,
+				fmt.Sprintf("lane %d receives %.4g mW, below the module's low alarm %.4g mW.", l.Index, rx*1000, t.LowAlarm*1000))
+		}
+	}
+	return nil
+}
 
 // pciSysfsLine is one line of `grep -H .` over PCI function attributes,
 // with or without the /sys/bus/pci/devices/ prefix:

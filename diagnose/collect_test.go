@@ -1,6 +1,8 @@
 package diagnose
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -125,4 +127,24 @@ func FuzzParseNetdevSysfs(f *testing.F) {
 func FuzzParseDevlinkInfo(f *testing.F) {
 	f.Add("pci/0000:00:06.0:\n  driver mlx5_core\n  versions:\n      fixed:\n        fw.psid MT_0000000009\n")
 	f.Fuzz(func(t *testing.T, s string) { _, _ = ParseDevlinkInfo(s) })
+}
+
+// TestModuleFindingsHealthy reads a real CMIS module dump (its source is
+// named in the file) as collect writes module memory: its receive power
+// is within its thresholds, so no finding.
+func TestModuleFindingsHealthy(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "internal", "sff", "testdata", "cmis-cig-qsfpdd-400g-lr4.dump"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Report{}
+	if err := NewAnalyzer(nil).moduleFindings(r, "ethtool_-m_eth0.txt", string(data)); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Findings) != 0 {
+		t.Errorf("findings %+v", r.Findings)
+	}
+	if err := NewAnalyzer(nil).moduleFindings(r, "ethtool_-m_eth0.txt", "page addr=0x50 bank=0 page=0x00\n00: zz\n"); err == nil {
+		t.Error("no error for a bad row")
+	}
 }

@@ -418,7 +418,8 @@ func TestAlertsMatchRules(t *testing.T) {
 		}
 	}
 	all := []Alert{alertFwFatal, alertFw, alertVnic, alertTxRx, alertReporterStuck, alertLinkDown, alertPCIeDegraded,
-		alertIBNotLinkUp, alertIBNotActive, alertENAWatchdog, alertENATxTimeout, alertENAAdminQPause, alertPCIeUncorrected, alertAERUncorrectable}
+		alertIBNotLinkUp, alertIBNotActive, alertENAWatchdog, alertENATxTimeout, alertENAAdminQPause, alertPCIeUncorrected, alertAERUncorrectable,
+		alertRxPowerLow, alertRxPowerLowAlarm}
 	for _, ka := range kernelLogAlerts {
 		all = append(all, ka.Alert)
 	}

@@ -26,8 +26,9 @@ DESCRIPTION
   journalctl -k text with or without timestamps and syslog prefixes, ibstat,
   lspci -vvv, mlxfwmanager --query, the *.devlink.json evidence files of
   --collector.devlink.capture-dir, and nic_exporter collect's pci_sysfs.txt,
-  netdev_sysfs.txt, devlink dev info and manifest (its earlier_sample/ gives
-  no findings of its own). Other files are listed as ignored.
+  netdev_sysfs.txt, ethtool_-m_IF.txt, devlink dev info and manifest (its
+  earlier_sample/ gives no findings of its own). Other files are listed as
+  ignored.
 
   Each finding names the condition, the device, the severity and runbook of
   the alert in deploy/prometheus/alerts.yml that covers it, and the evidence
