@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -30,6 +31,9 @@ func (c *collector) moduleOnce() {
 		c.b.unreadableErr("ethtool -m (module memory)", err)
 		return
 	}
+	if cl, ok := mr.(interface{ Close() error }); ok {
+		defer cl.Close()
+	}
 	c.withEthtool(func(_ Ethtool, names []string) {
 		for _, n := range names {
 			cmd := "ethtool -m " + n
@@ -40,6 +44,9 @@ func (c *collector) moduleOnce() {
 			if err != nil {
 				c.b.unreadableErr(cmd, err)
 				continue
+			}
+			if _, err := sff.Decode(m); errors.Is(err, sff.ErrNoModule) {
+				continue // an empty cage
 			}
 			c.b.add("ethtool_-m_"+n+".txt", cmd+" (ETHTOOL_MSG_MODULE_EEPROM_GET; the pages as hex rows, the decoded monitors as comments)",
 				[]byte(renderModule(m)))

@@ -108,7 +108,13 @@ func HostSources(sysfsPath, procPath string) Sources {
 			return c, nil
 		},
 		Modules: func() (ModuleReader, error) {
-			return phy.NewHostSource(phy.HostConfig{SysfsPath: sysfsPath}, zap.NewNop()), nil
+			h := phy.NewHostSource(phy.HostConfig{SysfsPath: sysfsPath}, zap.NewNop())
+			// The first interface list opens its ethtool netlink socket.
+			if _, err := h.Interfaces(); err != nil {
+				h.Close()
+				return nil, err
+			}
+			return h, nil
 		},
 		Kmsg:     openDevKmsg,
 		Uptime:   func() (time.Duration, error) { return readUptime(filepath.Join(procPath, "uptime")) },
