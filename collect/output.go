@@ -87,7 +87,9 @@ func (b *Bundle) names() []string {
 
 // Write writes the bundle to out: a .tar.gz/.tgz archive with one
 // top-level directory named after it, or else a directory, which must
-// not exist or be empty. Files are created, never opened through a
+// not exist or be empty. Both are readable by their owner only (mode
+// 0600, directories 0700): a bundle holds the kernel log, which
+// kernel.dmesg_restrict keeps from other users. Files are created, never opened through a
 // symbolic link or over an existing file; an archive is written to a
 // temporary file beside it and renamed into place. The archive is
 // deterministic: members in name order, fixed modes and owners, every
@@ -104,7 +106,7 @@ func (b *Bundle) Write(out string, mtime time.Time) error {
 
 // writeDir writes the files into directory out.
 func (b *Bundle) writeDir(out string) error {
-	if err := os.Mkdir(out, 0o755); err != nil && !os.IsExist(err) {
+	if err := os.Mkdir(out, 0o700); err != nil && !os.IsExist(err) {
 		return fmt.Errorf("creating %s: %w", out, err)
 	}
 	st, err := os.Lstat(out)
@@ -123,11 +125,11 @@ func (b *Bundle) writeDir(out string) error {
 	for _, n := range b.names() {
 		p := filepath.Join(out, filepath.FromSlash(n))
 		if d := filepath.Dir(p); d != out {
-			if err := os.MkdirAll(d, 0o755); err != nil {
+			if err := os.MkdirAll(d, 0o700); err != nil {
 				return err
 			}
 		}
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 		if err != nil {
 			return err
 		}
