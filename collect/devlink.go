@@ -73,7 +73,8 @@ func (c *collector) devlinkOnce(ctx context.Context) {
 				c.b.unreadableErr(cmd, err)
 				continue
 			}
-			data, err := json.MarshalIndent(obj, "", "  ")
+			// One line, as devlink -j prints it.
+			data, err := json.Marshal(obj)
 			if err != nil {
 				c.b.unreadableErr(cmd, err)
 				continue

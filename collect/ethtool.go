@@ -58,6 +58,9 @@ func (c *collector) ethtoolSample(dir string) {
 		for _, n := range names {
 			cmd := "ethtool -S " + n
 			text, err := ethtoolStats(src, n)
+			if errors.Is(err, errNoStats) {
+				continue // netdevsim, dummy: ethtool -S prints "no stats available"
+			}
 			if err != nil {
 				c.b.unreadableErr(cmd, err)
 				continue
@@ -79,12 +82,15 @@ func (c *collector) ethtoolOnce() {
 			}
 			if l, err := src.Link(n); err != nil {
 				c.b.unreadableErr("ethtool "+n, err)
-			} else {
+			} else if l.HasSettings || l.HasDetected {
 				c.b.add("ethtool_"+n+".txt", "ethtool "+n+" (SIOCETHTOOL ETHTOOL_GSET, ETHTOOL_GLINK)", []byte(renderLink(n, l)))
 			}
 		}
 	})
 }
+
+// errNoStats is the error of a driver without statistics.
+var errNoStats = errors.New("no statistics")
 
 // ethtoolStats reads the statistics of one interface as ethtool -S
 // prints them; a driver that changes its number of statistics between
@@ -94,6 +100,9 @@ func ethtoolStats(src Ethtool, n string) (string, error) {
 		di, err := src.DriverInfo(n)
 		if err != nil {
 			return "", err
+		}
+		if di.NStats == 0 {
+			return "", errNoStats
 		}
 		names, err := src.StatNames(n, di.NStats)
 		if err == nil {

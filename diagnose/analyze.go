@@ -79,6 +79,9 @@ type Report struct {
 	// aerCounted are the PCI functions whose AER counters a PCI sysfs
 	// file holds (see dropCountedAERLogFindings).
 	aerCounted map[string]bool
+	// adminDown are the interfaces a netdev sysfs file shows
+	// administratively down (see dropAdminDownLinkFindings).
+	adminDown map[string]bool
 }
 
 // pciClasses implements kmsg.Devices over the functions of lspci -vvv:
@@ -256,6 +259,7 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 		a.kernelFindings(r, f)
 	}
 	dropCountedAERLogFindings(r)
+	dropAdminDownLinkFindings(r)
 	ifaces := groupDumps(r, in.dumps, defaultInterface(in.links))
 	for _, ls := range in.links {
 		if it := ifaces[ls.Interface]; it != nil {

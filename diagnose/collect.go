@@ -340,9 +340,15 @@ func ParseNetdevSysfs(text string) ([]NetdevSysfsInterface, error) {
 // netdevSysfsFindings adds a link-down finding for each interface that
 // is administratively up without carrier, as NICLinkDown defines it,
 // unless the interface has one already (from ethtool's "Link detected:
-// no").
+// no"), and records the interfaces that are administratively down.
 func (a *Analyzer) netdevSysfsFindings(r *Report, file string, ifs []NetdevSysfsInterface) {
 	for _, it := range ifs {
+		if it.HasFlags && !it.AdminUp {
+			if r.adminDown == nil {
+				r.adminDown = map[string]bool{}
+			}
+			r.adminDown[it.Name] = true
+		}
 		if !it.HasCarrier || it.Carrier || !it.HasFlags || !it.AdminUp {
 			continue
 		}
@@ -355,4 +361,22 @@ func (a *Analyzer) netdevSysfsFindings(r *Report, file string, ifs []NetdevSysfs
 				fmt.Sprintf("carrier 0 while administratively up (operstate %s).", it.OperState))
 		}
 	}
+}
+
+// dropAdminDownLinkFindings removes the link-down findings of interfaces
+// a netdev sysfs file shows administratively down: ethtool prints "Link
+// detected: no" for them, but NICLinkDown fires only for an interface
+// that is up.
+func dropAdminDownLinkFindings(r *Report) {
+	if len(r.adminDown) == 0 {
+		return
+	}
+	kept := r.Findings[:0]
+	for _, f := range r.Findings {
+		if f.Alert == alertLinkDown.Name && r.adminDown[f.Device] {
+			continue
+		}
+		kept = append(kept, f)
+	}
+	r.Findings = kept
 }

@@ -148,3 +148,18 @@ func TestModuleFindingsHealthy(t *testing.T) {
 		t.Error("no error for a bad row")
 	}
 }
+
+// TestAdminDownNotLinkDown checks that ethtool's "Link detected: no" of
+// an interface netdev_sysfs.txt shows administratively down is no
+// finding, as NICLinkDown needs the interface up; an up one stays.
+func TestAdminDownNotLinkDown(t *testing.T) {
+	b := &Bundle{Source: "b", Files: []File{
+		{Name: "ethtool_eth0.txt", Data: []byte("Settings for eth0:\n\tLink detected: no\n")},
+		{Name: "ethtool_eth1.txt", Data: []byte("Settings for eth1:\n\tLink detected: no\n")},
+		{Name: "netdev_sysfs.txt", Data: []byte("eth0/operstate:down\neth0/flags:0x1002\neth1/operstate:down\neth1/carrier:0\neth1/flags:0x1003\n")},
+	}}
+	r := NewAnalyzer(rules(t)).Analyze(b)
+	if len(r.Findings) != 1 || r.Findings[0].Device != "eth1" || r.Findings[0].Alert != "NICLinkDown" {
+		t.Errorf("findings %+v, want NICLinkDown of eth1 only", r.Findings)
+	}
+}
