@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -319,5 +320,81 @@ func TestSupportBundleDocs(t *testing.T) {
 	}
 	if len(shows) != len(roundTrip) || len(notShown) != len(notInBundle) {
 		t.Errorf("docs tables have %d and %d rows, want %d and %d", len(shows), len(notShown), len(roundTrip), len(notInBundle))
+	}
+}
+
+// carried lists, for the faults of notInBundle whose counters a bundle
+// holds in both samples, the file and counter that show the fault.
+var carried = map[string]struct{ file, counter string }{
+	"bw_in_allowance":    {"ethtool_-S_ens5.txt", "bw_in_allowance_exceeded"},
+	"rx_out_of_buffer":   {"ethtool_-S_enp8s0f1np1.txt", "rx_out_of_buffer"},
+	"roce_congestion":    {"hw_counters_mlx5_1_1.txt", "np_ecn_marked_roce_packets"},
+	"rnr_retry":          {"hw_counters_mlx5_0_1.txt", "rnr_nak_retry_err"},
+	"efa_srd_degraded":   {"hw_counters_rdmap0s6_1.txt", "retrans_pkts"},
+	"ib_symbol_errors":   {"ib_counters_mlx5_0_1.txt", "symbol_error"},
+	"pcie_aer_corrected": {"pci_sysfs.txt", "TOTAL_ERR_COR"},
+	"link_flap":          {"netdev_sysfs.txt", "enp8s0f1np1/carrier_changes"},
+}
+
+// counterIn returns the value of counter in a bundle file: "name: N"
+// (ethtool -S), "name:N" (sysfs counters), "FUNCTION/attr:NAME N" (AER)
+// or "IF/attr:N", the first line that names it, of the function
+// 0000:08:00.1 for the AER totals.
+func counterIn(t *testing.T, p, counter string) uint64 {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?:^|[\s/:])` + regexp.QuoteMeta(counter) + `(?::\s*|\s)(\d+)$`)
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "0000:") && !strings.HasPrefix(l, "0000:08:00.1/") {
+			continue
+		}
+		if m := re.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			v, err := strconv.ParseUint(m[1], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("%s: no counter %s", p, counter)
+	return 0
+}
+
+// TestCarriedFaultsMoveBetweenSamples checks the first column of the
+// "does not show" table for the faults whose counters a bundle carries:
+// between the two samples the fault's counter rises more than on the
+// healthy demo host, so the rate a rule would compute from the bundle
+// shows the fault.
+func TestCarriedFaultsMoveBetweenSamples(t *testing.T) {
+	healthy := collectDemo(t, "")
+	delta := func(bundle, file, counter string) uint64 {
+		later := counterIn(t, filepath.Join(bundle, file), counter)
+		earlier := counterIn(t, filepath.Join(bundle, collect.EarlierDir, file), counter)
+		if later < earlier {
+			t.Fatalf("%s %s went back from %d to %d", file, counter, earlier, later)
+		}
+		return later - earlier
+	}
+	for f, c := range carried {
+		if _, ok := notInBundle[f]; !ok || !strings.Contains(notInBundle[f], "both samples") {
+			t.Errorf("%s: carried, but notInBundle does not say its counters are in both samples", f)
+		}
+		t.Run(f, func(t *testing.T) {
+			t.Parallel()
+			got := delta(collectDemo(t, f+"@0s"), c.file, c.counter)
+			base := delta(healthy, c.file, c.counter)
+			t.Logf("%s %s: +%d between the samples, +%d on the healthy host", c.file, c.counter, got, base)
+			if got <= base {
+				t.Errorf("%s %s rose by %d between the samples, no more than on the healthy host (%d)", c.file, c.counter, got, base)
+			}
+		})
+	}
+	for f, why := range notInBundle {
+		if _, ok := carried[f]; !ok && strings.Contains(why, "both samples") {
+			t.Errorf("%s: notInBundle says both samples, but carried has no counter for it", f)
+		}
 	}
 }
