@@ -303,7 +303,7 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 		}
 		top = append(top, f)
 	}
-	r := a.readSample(b.Source, top, b.Limits)
+	r := a.readSample(b.Source, top, b.Limits, 0, 0)
 	if len(earlier) > 0 {
 		a.readEarlierSample(r, earlier, b.Limits)
 	}
@@ -317,10 +317,12 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 // classes); the ethtool -i/-S files are grouped by interface and the
 // RDMA counters placed by the manifest; the uptime is the manifest's,
 // else /proc/uptime's, else the latest kernel log timestamp past the
-// default.
-func (a *Analyzer) readSample(source string, files []File, limits Limits) *Report {
+// default. linesUsed and bytesUsed are what other samples of the bundle
+// analysed already, counted against the bundle's limits.
+func (a *Analyzer) readSample(source string, files []File, limits Limits, linesUsed, bytesUsed int) *Report {
 	r := &Report{Source: source, Findings: []Finding{}, pciClasses: pciClasses{},
-		kernelEvidence: map[[2]string]string{}, enaStats: map[string][]enaStat{}}
+		kernelEvidence: map[[2]string]string{}, enaStats: map[string][]enaStat{},
+		linesAnalysed: linesUsed, textBytesAnalysed: bytesUsed}
 	lim := limits.withDefaultWork()
 	var in bundleInputs
 	for _, f := range files {
@@ -385,7 +387,8 @@ func (a *Analyzer) readEarlierSample(r *Report, files []File, limits Limits) {
 		}
 		return
 	}
-	e := a.readSample(r.Source, files, limits)
+	e := a.readSample(r.Source, files, limits, r.linesAnalysed, r.textBytesAnalysed)
+	r.linesAnalysed, r.textBytesAnalysed = e.linesAnalysed, e.textBytesAnalysed
 	for _, f := range e.Files {
 		f.Name = earlierSampleDir + f.Name
 		r.Files = append(r.Files, f)

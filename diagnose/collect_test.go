@@ -221,3 +221,38 @@ func TestAdminDownNotLinkDown(t *testing.T) {
 		t.Errorf("findings %+v, want NICLinkDown of eth1 only", r.Findings)
 	}
 }
+
+// TestEarlierSampleWithinBundleLimits checks that the earlier sample's
+// files count against the bundle's line limit with the later sample's:
+// the two together are analysed up to it, not each.
+func TestEarlierSampleWithinBundleLimits(t *testing.T) {
+	manifest := `{"tool": "nic_exporter collect", "samples": [` +
+		`{"dir": "earlier_sample", "time": "2026-01-02T03:04:05Z", "uptime_seconds": 86400},` +
+		`{"dir": "", "time": "2026-01-02T03:04:15Z", "uptime_seconds": 86410}]}`
+	sysfs := strings.Repeat("eth0/carrier:1\n", 60)
+	lim := Limits{MaxFileSize: 1 << 20, MaxTotal: 1 << 22, MaxFiles: 100, MaxLineBytes: 1024, MaxFileLines: 1000, MaxBundleLines: 100}
+	r := analyzer(t).Analyze(&Bundle{Source: "b", Limits: lim, Files: []File{
+		{Name: "earlier_sample/netdev_sysfs.txt", Data: []byte(sysfs)},
+		{Name: "manifest.json", Data: []byte(manifest)},
+		{Name: "netdev_sysfs.txt", Data: []byte(sysfs)},
+	}})
+	if r.linesAnalysed > lim.MaxBundleLines {
+		t.Errorf("%d lines analysed, want at most %d", r.linesAnalysed, lim.MaxBundleLines)
+	}
+	for _, f := range r.Files {
+		if f.Name == "earlier_sample/netdev_sysfs.txt" && !strings.Contains(f.Note, "analysed") {
+			t.Errorf("the earlier sample's file was not cut: %+v", f)
+		}
+	}
+}
+
+func FuzzParseManifest(f *testing.F) {
+	f.Add([]byte(`{"tool": "nic_exporter collect", "samples": [{"dir": "", "time": "2026-01-02T03:04:15Z", "uptime_seconds": 600}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := parseManifest(data)
+		if err == nil {
+			m.sample("")
+			rdmaDir("hw_counters_mlx5_0_1.txt", m)
+		}
+	})
+}

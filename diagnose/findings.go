@@ -176,13 +176,17 @@ func whereRead(lbls map[string]string, evidence map[string]string) string {
 
 // rdmaEvidence returns the file:line of the RDMA counter an infiniband
 // collector series was read from: nic_infiniband_port_symbol_error_total
-// {device="mlx5_0",port="1"} from class/infiniband/mlx5_0/ports/1/counters/symbol_error,
-// nic_infiniband_hw_X_total from the port's hw_counters, or the device's
-// with port "0".
+// {device="mlx5_0",port="1"} from class/infiniband/mlx5_0/ports/1/counters/symbol_error
+// (nic_infiniband_port_counters_saturated from the counter its label
+// names), nic_infiniband_hw_X_total from the port's hw_counters, or the
+// device's with port "0".
 func rdmaEvidence(lbls map[string]string, evidence map[string]string) (string, bool) {
 	name, dev, port := lbls["__name__"], lbls["device"], lbls["port"]
 	dir := "counters"
 	c, ok := strings.CutPrefix(name, "nic_infiniband_port_")
+	if name == "nic_infiniband_port_counters_saturated" {
+		c = lbls["counter"]
+	}
 	if !ok {
 		if c, ok = strings.CutPrefix(name, "nic_infiniband_hw_"); !ok {
 			return "", false
