@@ -24,7 +24,9 @@ import (
 // prints (the collect package names them).
 const (
 	// KindCollectManifest is collect's manifest.json: the files, the
-	// samples and what could not be read. It has no findings.
+	// samples and what could not be read. It gives the uptime, the time
+	// of the earlier sample and the sysfs directory of each RDMA counters
+	// file; it has no series of its own.
 	KindCollectManifest = "nic_exporter collect manifest"
 	// KindPCISysfs is `grep -H .` of PCI function attributes: link speed
 	// and width and the AER statistics (collect's pci_sysfs.txt).
@@ -188,7 +190,8 @@ func parseRDMACounters(file, dir, text string) ([]rdmaFile, error) {
 
 // rdmaFS is the sysfs tree the infiniband collector reads over a
 // bundle's RDMA counters files: each device with its ports' counters and
-// hw_counters, and the ports' state where ibstat gave it.
+// hw_counters and its own hw_counters, nothing else (the ports' states
+// come from ibstat, as diagnose's own series).
 func rdmaFS(files []rdmaFile) fs.FS {
 	m := fstest.MapFS{}
 	for _, f := range files {
