@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -101,6 +102,15 @@ type Report struct {
 	// textBytesAnalysed counts their bytes, within
 	// Limits.MaxBundleTextBytes.
 	textBytesAnalysed int
+	// rdmaFiles are the RDMA counters read, as the sysfs files of the
+	// infiniband collector.
+	rdmaFiles []rdmaFile
+	// manifest is collect's manifest.json, when the bundle has one.
+	manifest *collectManifest
+	// earlier is the report of collect's first sample (earlier_sample/),
+	// and earlierAt how long before the bundle's time it was taken.
+	earlier   *Report
+	earlierAt time.Duration
 }
 
 // pciClasses implements kmsg.Devices over the functions of lspci -vvv:
@@ -188,6 +198,8 @@ func recogniseJSON(data []byte) string {
 	switch {
 	case !bytes.HasPrefix(t, []byte("{")):
 		return ""
+	case isCollectManifest(t):
+		return KindCollectManifest
 	case bytes.Contains(t, []byte(`"trigger"`)) && bytes.Contains(t, []byte(`"reporter"`)) && bytes.Contains(t, []byte(`"attributes"`)):
 		return KindDevlinkEvidence
 	case bytes.Contains(t, []byte(`"health"`)):
@@ -225,6 +237,16 @@ func (a *Analyzer) recognise(f File) string {
 		return KindUptime
 	case (has(prefix("reporter ")) || has(prefix("name "))) && has(prefix("state ")):
 		return KindDevlinkHealth
+	case has(pciSysfsLine.MatchString):
+		return KindPCISysfs
+	case has(netdevSysfsCarrier.MatchString):
+		return KindNetdevSysfs
+	case has(prefix("page addr=0x")):
+		return KindModuleDump
+	case has(prefix("driver ")) && has(prefix("versions:")):
+		return KindDevlinkInfo
+	case isRDMACounters(f.Name, ls):
+		return KindRDMACounters
 	}
 	kernel := 0
 	for _, l := range ls {
@@ -245,6 +267,10 @@ func (a *Analyzer) recognise(f File) string {
 // sosIface is the interface in a sosreport name such as ethtool_-S_eth0.
 var sosIface = regexp.MustCompile(`^ethtool_(?:-[a-zA-Z]_)?([A-Za-z0-9._-]+)$`)
 
+// collectIface is the interface in a name nic_exporter collect writes,
+// such as ethtool_-S_eth0.txt.
+var collectIface = regexp.MustCompile(`^ethtool_-[iS]_([A-Za-z0-9._-]+)\.txt$`)
+
 // bundleInputs are the files whose series need the whole bundle read
 // first: kernel logs (after lspci, for the PCI classes), ethtool -i/-S
 // files (grouped by interface) and ethtool link outputs (which name the
@@ -253,28 +279,70 @@ type bundleInputs struct {
 	kernelLogs []File
 	dumps      []dumpFile
 	links      []*LinkSettings
+	rdma       []dumpFile
 }
 
 // Analyze reads every file of b and returns the findings. It analyses
 // at most b.Limits' lines of each file and of the bundle, each at most
 // b.Limits.MaxLineBytes long, and notes what it passed over. The steps:
-// each file is recognised and parsed (readFile); the kernel logs are
-// read after lspci (for the PCI classes); the ethtool -i/-S files are
-// grouped by interface; then the bundle becomes series (the daemon's
-// ethtool and kmsg collectors over those inputs, and the series of the
-// other tool outputs, series.go) and the alerting rules are evaluated
-// over them (findings.go); last the findings are sorted by severity,
-// alert and device.
+// the sample at the top level is read (readSample), and collect's
+// earlier sample under earlier_sample/ when the manifest says when it was
+// taken (readEarlierSample); then each sample becomes series (the
+// daemon's ethtool, kmsg and infiniband collectors over those inputs,
+// and the series of the other tool outputs, series.go), the earlier
+// sample's values the first observation of the later's series, and the
+// alerting rules are evaluated over them (findings.go); last the
+// findings are sorted by severity, alert and device.
 func (a *Analyzer) Analyze(b *Bundle) *Report {
-	r := &Report{Source: b.Source, Findings: []Finding{}, pciClasses: pciClasses{},
-		kernelEvidence: map[[2]string]string{}, enaStats: map[string][]enaStat{}}
-	lim := b.Limits.withDefaultWork()
-	var in bundleInputs
+	var top, earlier []File
 	for _, f := range b.Files {
+		if rest, ok := strings.CutPrefix(f.Name, earlierSampleDir); ok {
+			f.Name = rest
+			earlier = append(earlier, f)
+			continue
+		}
+		top = append(top, f)
+	}
+	r := a.readSample(b.Source, top, b.Limits, 0, 0)
+	if len(earlier) > 0 {
+		a.readEarlierSample(r, earlier, b.Limits)
+	}
+	a.evaluate(r)
+	sortFindings(r.Findings)
+	return r
+}
+
+// readSample reads the files of one sample: each is recognised and
+// parsed (readFile); the kernel logs are read after lspci (for the PCI
+// classes); the ethtool -i/-S files are grouped by interface and the
+// RDMA counters placed by the manifest; the uptime is the manifest's,
+// else /proc/uptime's, else the latest kernel log timestamp past the
+// default. linesUsed and bytesUsed are what other samples of the bundle
+// analysed already, counted against the bundle's limits.
+func (a *Analyzer) readSample(source string, files []File, limits Limits, linesUsed, bytesUsed int) *Report {
+	r := &Report{Source: source, Findings: []Finding{}, pciClasses: pciClasses{},
+		kernelEvidence: map[[2]string]string{}, enaStats: map[string][]enaStat{},
+		linesAnalysed: linesUsed, textBytesAnalysed: bytesUsed}
+	lim := limits.withDefaultWork()
+	var in bundleInputs
+	for _, f := range files {
 		a.readFile(r, f, lim, &in)
 	}
 	for _, f := range in.kernelLogs {
 		a.readKernelLog(r, f)
+	}
+	for _, df := range in.rdma {
+		dir, ok := rdmaDir(df.Name, r.manifest)
+		if !ok {
+			r.Files[df.result].addNote("unparsable: the file name does not say the RDMA device and port")
+			continue
+		}
+		fs, err := parseRDMACounters(df.Name, dir, string(df.Data))
+		if err != nil {
+			r.Files[df.result].addNote("unparsable: " + err.Error())
+			continue
+		}
+		r.rdmaFiles = append(r.rdmaFiles, fs...)
 	}
 	ifaces := groupDumps(r, in.dumps, defaultInterface(in.links))
 	for _, ls := range in.links {
@@ -284,14 +352,48 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 	}
 	a.analyseInterfaces(r, ifaces)
 	addKernelENAStats(r)
+	if r.manifest != nil {
+		if _, up, ok := r.manifest.sample(""); ok && up > 0 {
+			r.Uptime = Uptime{Seconds: up, Source: "manifest.json, later sample"}
+			r.uptimeFromProc = true
+		}
+	}
 	if !r.uptimeFromProc && r.Uptime.Seconds < DefaultUptime.Seconds() {
 		// A kernel log excerpt (dmesg | grep mlx5) often ends at boot:
 		// its latest timestamp is only a lower bound.
 		r.Uptime = Uptime{Seconds: DefaultUptime.Seconds(), Source: "default"}
 	}
-	a.evaluate(r)
-	sortFindings(r.Findings)
 	return r
+}
+
+// readEarlierSample reads collect's first sample (the files under
+// earlier_sample/, names without it) as the first observation of the
+// bundle's series, taken as long before the later one as the manifest
+// says; without a manifest that says when, its files are only listed.
+// Its files are listed in r.Files under their full names.
+func (a *Analyzer) readEarlierSample(r *Report, files []File, limits Limits) {
+	var later, first time.Time
+	ok := r.manifest != nil
+	if ok {
+		var ok1, ok2 bool
+		later, _, ok1 = r.manifest.sample("")
+		first, _, ok2 = r.manifest.sample(strings.TrimSuffix(earlierSampleDir, "/"))
+		ok = ok1 && ok2 && first.Before(later) && later.Sub(first) < time.Duration(r.Uptime.Seconds*float64(time.Second))
+	}
+	if !ok {
+		for _, f := range files {
+			r.Files = append(r.Files, FileResult{Name: earlierSampleDir + f.Name,
+				Note: "not read: no manifest.json says when the earlier sample was taken"})
+		}
+		return
+	}
+	e := a.readSample(r.Source, files, limits, r.linesAnalysed, r.textBytesAnalysed)
+	r.linesAnalysed, r.textBytesAnalysed = e.linesAnalysed, e.textBytesAnalysed
+	for _, f := range e.Files {
+		f.Name = earlierSampleDir + f.Name
+		r.Files = append(r.Files, f)
+	}
+	r.earlier, r.earlierAt = e, later.Sub(first)
 }
 
 // readFile recognises one file of the bundle, parses it and adds its
@@ -379,6 +481,34 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 		in.kernelLogs = append(in.kernelLogs, f) // after lspci
 	case KindUptime:
 		r.noteUptime(f.Name, f.Data)
+	case KindPCISysfs:
+		fns, err := ParsePCISysfs(string(f.Data))
+		if err != nil {
+			return err
+		}
+		r.series.addPCISysfs(f.Name, fns)
+	case KindNetdevSysfs:
+		ifs, err := ParseNetdevSysfs(string(f.Data))
+		if err != nil {
+			return err
+		}
+		r.series.addNetdevSysfs(f.Name, ifs)
+	case KindModuleDump:
+		return r.series.addModule(f.Name, string(f.Data))
+	case KindDevlinkInfo:
+		devs, err := ParseDevlinkInfo(string(f.Data))
+		if err != nil {
+			return err
+		}
+		r.Firmware = append(r.Firmware, devs...)
+	case KindRDMACounters:
+		in.rdma = append(in.rdma, dumpFile{f, len(r.Files)}) // after the manifest
+	case KindCollectManifest:
+		m, err := parseManifest(f.Data)
+		if err != nil {
+			return err
+		}
+		r.manifest = m
 	}
 	return nil
 }
@@ -406,7 +536,9 @@ func groupDumps(r *Report, dumps []dumpFile, defName string) map[string]*ethIfac
 			continue
 		}
 		name := defName
-		if m := sosIface.FindStringSubmatch(path.Base(f.Name)); m != nil && m[1] != "S" && m[1] != "i" {
+		if m := collectIface.FindStringSubmatch(path.Base(f.Name)); m != nil {
+			name = m[1]
+		} else if m := sosIface.FindStringSubmatch(path.Base(f.Name)); m != nil && m[1] != "S" && m[1] != "i" {
 			name = m[1]
 		}
 		it := ifaces[name]

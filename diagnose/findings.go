@@ -63,7 +63,30 @@ func (a *Analyzer) evaluate(r *Report) {
 // nothing), with the job and instance labels of a scrape, an up series
 // for that scrape, and where each series was read.
 func bundleSeriesOf(r *Report, rules *logrules.Engine, alerts *ruleeval.Rules, log *zap.Logger) ([]ruleeval.Series, map[string]string, error) {
-	snaps, err := collect(r, rules, evalTime, log)
+	out, evidence, err := sampleSeries(r, rules, alerts, evalTime, log)
+	if err != nil || r.earlier == nil {
+		return out, evidence, err
+	}
+	first, _, err := sampleSeries(r.earlier, rules, alerts, evalTime.Add(-r.earlierAt), log)
+	if err != nil {
+		return nil, nil, fmt.Errorf("earlier sample: %w", err)
+	}
+	byKey := make(map[string]ruleeval.Point, len(first))
+	for _, s := range first {
+		byKey[seriesKey(s.Labels)] = s.Points[0]
+	}
+	for i, s := range out {
+		if p, ok := byKey[seriesKey(s.Labels)]; ok && s.Labels["__name__"] != "up" {
+			out[i].Points = append([]ruleeval.Point{p}, s.Points...)
+		}
+	}
+	return out, evidence, nil
+}
+
+// sampleSeries returns the series of one sample of the bundle, each with
+// one point at time at, as bundleSeriesOf describes them.
+func sampleSeries(r *Report, rules *logrules.Engine, alerts *ruleeval.Rules, at time.Time, log *zap.Logger) ([]ruleeval.Series, map[string]string, error) {
+	snaps, err := collect(r, rules, at, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -74,7 +97,7 @@ func bundleSeriesOf(r *Report, rules *logrules.Engine, alerts *ruleeval.Rules, l
 		inst = "bundle"
 	}
 	out := []ruleeval.Series{{Labels: map[string]string{"__name__": "up", "job": bundleJob, "instance": inst},
-		Points: []ruleeval.Point{{T: evalTime, V: 1}}}}
+		Points: []ruleeval.Point{{T: at, V: 1}}}}
 	for _, s := range snaps {
 		tp := expfmt.NewTextParser(model.UTF8Validation)
 		fams, err := tp.TextToMetricFamilies(bytes.NewReader(s.AppendFamilies(nil, exposition.Text, alerts.Reads)))
@@ -104,7 +127,7 @@ func bundleSeriesOf(r *Report, rules *logrules.Engine, alerts *ruleeval.Rules, l
 				case m.Untyped != nil:
 					v = m.GetUntyped().GetValue()
 				}
-				out = append(out, ruleeval.Series{Labels: lbls, Counter: counter, Points: []ruleeval.Point{{T: evalTime, V: v}}})
+				out = append(out, ruleeval.Series{Labels: lbls, Counter: counter, Points: []ruleeval.Point{{T: at, V: v}}})
 			}
 		}
 	}
@@ -124,6 +147,9 @@ func bundleSeriesOf(r *Report, rules *logrules.Engine, alerts *ruleeval.Rules, l
 	for k, at := range r.kernelEvidence {
 		evidence["kmsg\x00"+k[0]+"\x00"+k[1]] = at
 	}
+	for _, f := range r.rdmaFiles {
+		evidence["rdma\x00"+f.path] = f.evidence
+	}
 	return out, evidence, nil
 }
 
@@ -136,6 +162,9 @@ func whereRead(lbls map[string]string, evidence map[string]string) string {
 	if name == "nic_kernel_log_events_total" {
 		return evidence["kmsg\x00"+lbls["device"]+"\x00"+lbls["event"]]
 	}
+	if at, ok := rdmaEvidence(lbls, evidence); ok {
+		return at
+	}
 	if stat, ok := strings.CutPrefix(name, "nic_ethtool_"); ok {
 		stat = strings.TrimSuffix(stat, "_total")
 		if at, ok := evidence["ethtool\x00"+lbls["device"]+"\x00"+statStem(stat)]; ok {
@@ -143,6 +172,34 @@ func whereRead(lbls map[string]string, evidence map[string]string) string {
 		}
 	}
 	return ""
+}
+
+// rdmaEvidence returns the file:line of the RDMA counter an infiniband
+// collector series was read from: nic_infiniband_port_symbol_error_total
+// {device="mlx5_0",port="1"} from class/infiniband/mlx5_0/ports/1/counters/symbol_error
+// (nic_infiniband_port_counters_saturated from the counter its label
+// names), nic_infiniband_hw_X_total from the port's hw_counters, or the
+// device's with port "0".
+func rdmaEvidence(lbls map[string]string, evidence map[string]string) (string, bool) {
+	name, dev, port := lbls["__name__"], lbls["device"], lbls["port"]
+	dir := "counters"
+	c, ok := strings.CutPrefix(name, "nic_infiniband_port_")
+	if name == "nic_infiniband_port_counters_saturated" {
+		c = lbls["counter"]
+	}
+	if !ok {
+		if c, ok = strings.CutPrefix(name, "nic_infiniband_hw_"); !ok {
+			return "", false
+		}
+		dir = "hw_counters"
+	}
+	c = strings.TrimSuffix(c, "_total")
+	p := "class/infiniband/" + dev + "/ports/" + port + "/" + dir + "/" + c
+	if dir == "hw_counters" && port == "0" {
+		p = "class/infiniband/" + dev + "/hw_counters/" + c
+	}
+	at, ok := evidence["rdma\x00"+p]
+	return at, ok
 }
 
 // statStem relates a driver statistic to the ethtool collector's name
@@ -193,6 +250,10 @@ func (a *Analyzer) finding(r *Report, f ruleeval.Firing, series []ruleeval.Serie
 	}
 	detail := fmt.Sprintf("The rule's expression returned %s for this device (counters averaged since boot: uptime %s, %s)",
 		strconv.FormatFloat(f.Value, 'g', 4, 64), formatUptime(r.Uptime.Seconds), r.Uptime.Source)
+	if r.earlier != nil {
+		detail = fmt.Sprintf("The rule's expression returned %s for this device (counters in both samples at their rate between them, %s apart; counters only in the later sample averaged since boot: uptime %s, %s)",
+			strconv.FormatFloat(f.Value, 'g', 4, 64), r.earlierAt.Round(time.Millisecond), formatUptime(r.Uptime.Seconds), r.Uptime.Source)
+	}
 	if f.Rule.For > 0 {
 		detail += fmt.Sprintf("; its for: %s cannot be observed in a snapshot, the condition holds in the latest one", model.Duration(f.Rule.For))
 	}

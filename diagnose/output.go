@@ -16,6 +16,7 @@ import (
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/ethtool"
 	"github.com/nic-exporter/nic_exporter/collector/exposition"
+	"github.com/nic-exporter/nic_exporter/collector/infiniband"
 	"github.com/nic-exporter/nic_exporter/collector/kmsg"
 	"github.com/nic-exporter/nic_exporter/internal/ethtooldump"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
@@ -219,6 +220,14 @@ func collect(r *Report, rules *logrules.Engine, at time.Time, log *zap.Logger) (
 			cfg.Devices = r.pciClasses
 		}
 		c := kmsg.New(cfg, log)
+		s, err := poll(c, log)
+		if err != nil {
+			return nil, err
+		}
+		snaps = append(snaps, s)
+	}
+	if len(r.rdmaFiles) > 0 {
+		c := infiniband.New(infiniband.Config{SysfsPath: "(bundle)", FS: rdmaFS(r.rdmaFiles)}, log)
 		s, err := poll(c, log)
 		if err != nil {
 			return nil, err

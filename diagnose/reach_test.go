@@ -55,6 +55,37 @@ func kernelLog(line string, n int) string {
 	return b.String()
 }
 
+// twoSamples is a collect bundle's manifest with the earlier sample ten
+// seconds before the later one, ten minutes after boot.
+const twoSamples = `{"tool": "nic_exporter collect", "samples": [` +
+	`{"dir": "earlier_sample", "time": "2026-01-02T03:04:05Z", "uptime_seconds": 590},` +
+	`{"dir": "", "time": "2026-01-02T03:04:15Z", "uptime_seconds": 600}]}`
+
+// netdevSysfs is netdev_sysfs.txt of an up interface eth0 with the
+// carrier changes given.
+func netdevSysfs(changes int) string {
+	return fmt.Sprintf("eth0/operstate:up\neth0/carrier:1\neth0/carrier_changes:%d\neth0/flags:0x1003\n", changes)
+}
+
+// counters is an RDMA counters file as collect writes it: "name:value"
+// lines.
+func counters(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
+
+// modulePatch marks a files value that reachBundle replaces with the
+// module dump of the demo_collect bundle (a CMIS OSFP module as the demo
+// host's phy source gives it) with hex rows patched: "OLD ROW => NEW ROW".
+const modulePatch = "module dump with row patched: "
+
+// Rows of that dump: page 0x00's first row (bytes 14-15 the temperature,
+// 0x3440 = 52.25 C; 72 C is above the module's 70 C high warning) and
+// page 0x11's row 0xb0 (bytes 0xba-0xbb lane 1's receive power in 0.1 uW,
+// 0x207e = -0.8 dBm; 0x03e8 = -10 dBm is below the -9 dBm low warning,
+// 0x0064 = -20 dBm below the -12 dBm low alarm).
+const (
+	moduleTempRow = "00: 19 40 04 07 00 00 00 00 00 00 00 00 00 00 34 40"
+	moduleRxRow   = "b0: 61 a8 00 00 00 00 00 00 00 00 20 7e 1e 52 1d a2"
+)
+
 // reachable is the table alert -> bundle format -> bundle: for each
 // alert of alerts.yml whose series a bundle format diagnose reads can
 // carry, a bundle that shows it.
@@ -87,6 +118,29 @@ var reachable = []struct {
 	{"NICPhyErrors", "ethtool -S (mlx5)", map[string]string{"ethtool_-S_eth0": ethtoolS("mlx5_core", "rx_symbol_err_phy: 7")}},
 	{"NICModuleEvent", "ethtool -S (mlx5)", map[string]string{"ethtool_-S_eth0": ethtoolS("mlx5_core", "module_unplug: 1")}},
 	{"NICPreFECBERHigh", "ethtool -S (mlx5)", map[string]string{"ethtool_-S_eth0": ethtoolS("mlx5_core", "rx_bits_phy: 6000000000000", "rx_corrected_bits_phy: 600000000")}},
+	{"NICLinkFlapping", "netdev_sysfs.txt, two samples", map[string]string{"manifest.json": twoSamples,
+		"earlier_sample/netdev_sysfs.txt": netdevSysfs(2), "netdev_sysfs.txt": netdevSysfs(8)}},
+	{"NICPCIeAERCorrectableHigh", "pci_sysfs.txt", map[string]string{"pci_sysfs.txt": "0000:08:00.1/aer_dev_correctable:RxErr 100\n0000:08:00.1/aer_dev_correctable:TOTAL_ERR_COR 100\n"}},
+	{"NICTransceiverRxPowerLow", "ethtool -m (collect)", map[string]string{"ethtool_-m_eth0.txt": modulePatch + moduleRxRow + " => b0: 61 a8 00 00 00 00 00 00 00 00 03 e8 1e 52 1d a2"}},
+	{"NICTransceiverRxPowerLowAlarm", "ethtool -m (collect)", map[string]string{"ethtool_-m_eth0.txt": modulePatch + moduleRxRow + " => b0: 61 a8 00 00 00 00 00 00 00 00 00 64 1e 52 1d a2"}},
+	{"NICTransceiverTemperatureHigh", "ethtool -m (collect)", map[string]string{"ethtool_-m_eth0.txt": modulePatch + moduleTempRow + " => 00: 19 40 04 07 00 00 00 00 00 00 00 00 00 00 48 00"}},
+	{"NICInfiniBandSymbolErrors", "ib_counters (collect)", map[string]string{"ib_counters_mlx5_0_1.txt": counters("link_downed:0", "symbol_error:50")}},
+	{"NICInfiniBandLinkDowned", "ib_counters (collect)", map[string]string{"ib_counters_mlx5_0_1.txt": counters("link_downed:1", "symbol_error:0")}},
+	{"NICInfiniBandCounterSaturated", "ib_counters (collect)", map[string]string{"ib_counters_mlx5_0_1.txt": counters("symbol_error:65535")}},
+	{"NICInfiniBandRNRRetriesExceeded", "hw_counters (collect)", map[string]string{"hw_counters_mlx5_0_1.txt": counters("req_rnr_retries_exceeded:1")}},
+	{"NICInfiniBandTransportRetriesExceeded", "hw_counters (collect)", map[string]string{"hw_counters_mlx5_0_1.txt": counters("req_transport_retries_exceeded:1")}},
+	{"NICInfiniBandRemoteAccessErrors", "hw_counters (collect)", map[string]string{"hw_counters_mlx5_0_1.txt": counters("req_remote_access_errors:1")}},
+	{"NICRoCECongestion", "ib_counters + hw_counters (collect)", map[string]string{"ib_counters_mlx5_1_1.txt": counters("port_rcv_packets:12000000"),
+		"hw_counters_mlx5_1_1.txt": counters("np_ecn_marked_roce_packets:100000")}},
+	{"NICRDMARetransmissions", "ib_counters + hw_counters (collect)", map[string]string{"ib_counters_mlx5_1_1.txt": counters("port_xmit_packets:12000000"),
+		"hw_counters_mlx5_1_1.txt": counters("implied_nak_seq_err:0", "local_ack_timeout_err:1000", "packet_seq_err:0")}},
+	{"NICRDMAReceiverNotReady", "ib_counters + hw_counters (collect)", map[string]string{"ib_counters_mlx5_1_1.txt": counters("port_xmit_packets:12000000"),
+		"hw_counters_mlx5_1_1.txt": counters("rnr_nak_retry_err:1000")}},
+	{"NICEFARetransmissions", "hw_counters (collect, efa)", map[string]string{"hw_counters_rdmap0s6_1.txt": counters("tx_pkts:12000000", "retrans_pkts:100000")}},
+	{"NICEFARxDrops", "hw_counters (collect, efa)", map[string]string{"hw_counters_rdmap0s6_1.txt": counters("rx_pkts:12000000", "rx_drops:10000")}},
+	{"NICEFARemoteUnresponsive", "hw_counters (collect, efa)", map[string]string{"hw_counters_rdmap0s6_1.txt": counters("unresponsive_remote_events:1")}},
+	{"NICEFARemoteConnectionImpaired", "hw_counters (collect, efa)", map[string]string{"hw_counters_rdmap0s6_1.txt": counters("impaired_remote_conn_events:1")}},
+	{"NICEFARDMAWorkRequestErrors", "hw_counters (collect, efa)", map[string]string{"hw_counters_rdmap0s6_1.txt": counters("rdma_read_wr_err:1")}},
 	{"NICKernelLogFirmwareError", "kernel log", map[string]string{"dmesg_mlx5.txt": kernelLog("mlx5_core 0000:01:00.0: poll_health:795:(pid 0): Fatal error 1 detected", 1)}},
 	{"NICKernelLogCommandErrors", "kernel log", map[string]string{"dmesg_mlx5.txt": kernelLog("mlx5_core 0000:01:00.2: mlx5_cmd_check:782:(pid 4328): 2RST_QP(0x50a) op_mod(0x0) failed, status bad resource state(0x9), syndrome (0x7ea02d)", 1)}},
 	{"NICKernelLogCQErrors", "kernel log", map[string]string{"dmesg_mlx5.txt": kernelLog("mlx5_core 0000:08:00.0: cq_err_event_notifier:517:(pid 0): CQ error on CQN 0x487, syndrome 0x1", 1)}},
@@ -103,55 +157,36 @@ var reachable = []struct {
 // unreachable lists the alerts of alerts.yml no bundle format diagnose
 // reads can show, and why. docs/diagnose.md has the same list.
 var unreachable = map[string]string{
-	"NICExporterDown":                       "about the exporter's scrape: a bundle is read as one successful scrape (up 1)",
-	"NICExporterTargetsAbsent":              "about the exporter's scrape: a bundle is read as one successful scrape (up 1)",
-	"NICExporterCollectorDown":              "the exporter's self-metrics: no bundle format carries them",
-	"NICExporterDevicesMissing":             "the exporter's self-metrics, compared with their 6-hour maximum: no bundle format carries them",
-	"NICDevlinkEvidenceCaptured":            "counts the daemon's own evidence captures; a bundle's evidence files are read as reporter states",
-	"NICLinkFlapping":                       "needs nic_netdev_carrier_changes_total (sysfs carrier_changes): no format diagnose reads carries it",
-	"NICTemperatureHigh":                    "hwmon sensors (sysfs): no format diagnose reads carries them",
-	"NICTemperatureCritical":                "hwmon sensors (sysfs): no format diagnose reads carries them",
-	"NICInfiniBandSymbolErrors":             "InfiniBand port counters (counters/, ib_counters.txt): not read by diagnose yet",
-	"NICInfiniBandLinkDowned":               "InfiniBand port counters (counters/, ib_counters.txt): not read by diagnose yet",
-	"NICInfiniBandCounterSaturated":         "InfiniBand port counters (counters/, ib_counters.txt): not read by diagnose yet",
-	"NICInfiniBandRNRRetriesExceeded":       "InfiniBand hw_counters: not read by diagnose yet",
-	"NICInfiniBandTransportRetriesExceeded": "InfiniBand hw_counters: not read by diagnose yet",
-	"NICRoCECongestion":                     "InfiniBand hw_counters and port counters: not read by diagnose yet",
-	"NICRDMARetransmissions":                "InfiniBand hw_counters and port counters: not read by diagnose yet",
-	"NICRDMAReceiverNotReady":               "InfiniBand hw_counters and port counters: not read by diagnose yet",
-	"NICInfiniBandRemoteAccessErrors":       "InfiniBand hw_counters: not read by diagnose yet",
-	"NICEFARetransmissions":                 "EFA hw_counters: not read by diagnose yet",
-	"NICEFARxDrops":                         "EFA hw_counters: not read by diagnose yet",
-	"NICEFARemoteUnresponsive":              "EFA hw_counters: not read by diagnose yet",
-	"NICEFARemoteConnectionImpaired":        "EFA hw_counters: not read by diagnose yet",
-	"NICEFARDMAWorkRequestErrors":           "EFA hw_counters: not read by diagnose yet",
-	"NICENAConntrackAllowanceLow":           "compares a level with its 1-day maximum: one snapshot is its own maximum (two snapshots could show it; no bundle format carries two yet)",
-	"NICVMANoBuffers":                       "libvma shared-memory statistics of running applications: not in bundles",
-	"NICVMAOSFallback":                      "libvma shared-memory statistics of running applications: not in bundles",
-	"NICVMADrops":                           "libvma shared-memory statistics of running applications: not in bundles",
-	"NICVMAStatsStale":                      "the exporter's reader handshake with libvma: not in bundles",
-	"NICVMAStatsFilesRejected":              "the exporter's view of libvma statistics files: not in bundles",
-	"NICXLIONoBuffers":                      "libxlio shared-memory statistics of running applications: not in bundles",
-	"NICXLIOOSFallback":                     "libxlio shared-memory statistics of running applications: not in bundles",
-	"NICXLIODrops":                          "libxlio shared-memory statistics of running applications: not in bundles",
-	"NICXLIOStatsStale":                     "the exporter's reader handshake with libxlio: not in bundles",
-	"NICXLIOStatsFilesRejected":             "the exporter's view of libxlio statistics files: not in bundles",
-	"NICAppLogVMAErrors":                    "application logs (applog collector): diagnose does not feed VMA logs to it",
-	"NICTransceiverRxPowerLow":              "module EEPROM (ethtool -m): not read by diagnose",
-	"NICTransceiverRxPowerLowAlarm":         "module EEPROM (ethtool -m): not read by diagnose",
-	"NICTransceiverTemperatureHigh":         "module EEPROM (ethtool -m): not read by diagnose",
-	"NICFECUncorrectableBlocks":             "FEC statistics (ethtool --show-fec / netlink): not read by diagnose",
-	"NICLinkDownWithReason":                 "the driver's link down reason (ethtool netlink): not read by diagnose",
-	"NICPCIeAERCorrectableHigh":             "needs more than 60 correctable errors an hour: lspci DevSta shows a bit, not a count, and sysfs aer_dev_correctable is not read",
-	"NICFabricRemoteSymbolErrors":           "the fabric collector's queries of the far end: not in bundles",
-	"NICFabricRemoteLinkErrorRecovery":      "the fabric collector's queries of the far end: not in bundles",
-	"NICFabricRemoteLinkDowned":             "the fabric collector's queries of the far end: not in bundles",
-	"NICFabricRemoteRcvErrors":              "the fabric collector's queries of the far end: not in bundles",
-	"NICFabricCongestion":                   "the fabric collector's queries of the far end: not in bundles",
-	"NICFabricLinkEndsDisagree":             "the fabric collector's queries of the far end: not in bundles",
-	"NICFirmwareSkew":                       "compares firmware versions across the hosts of a pool: one bundle is one host",
-	"NICFirmwareKnownBad":                   "the known-bad list is empty in the shipped rules, and nic_devlink_info is not exported from bundles (mlxfwmanager is an inventory)",
-	"NICDriverKnownBad":                     "the known-bad list is empty in the shipped rules",
+	"NICExporterDown":                  "about the exporter's scrape: a bundle is read as one successful scrape (up 1)",
+	"NICExporterTargetsAbsent":         "about the exporter's scrape: a bundle is read as one successful scrape (up 1)",
+	"NICExporterCollectorDown":         "the exporter's self-metrics: no bundle format carries them",
+	"NICExporterDevicesMissing":        "the exporter's self-metrics, compared with their 6-hour maximum: no bundle format carries them",
+	"NICDevlinkEvidenceCaptured":       "counts the daemon's own evidence captures; a bundle's evidence files are read as reporter states",
+	"NICTemperatureHigh":               "hwmon sensors (sysfs): no format diagnose reads carries them",
+	"NICTemperatureCritical":           "hwmon sensors (sysfs): no format diagnose reads carries them",
+	"NICENAConntrackAllowanceLow":      "compares a level with its 1-day maximum: one snapshot is its own maximum, and collect's two samples are seconds apart",
+	"NICVMANoBuffers":                  "libvma shared-memory statistics of running applications: not in bundles",
+	"NICVMAOSFallback":                 "libvma shared-memory statistics of running applications: not in bundles",
+	"NICVMADrops":                      "libvma shared-memory statistics of running applications: not in bundles",
+	"NICVMAStatsStale":                 "the exporter's reader handshake with libvma: not in bundles",
+	"NICVMAStatsFilesRejected":         "the exporter's view of libvma statistics files: not in bundles",
+	"NICXLIONoBuffers":                 "libxlio shared-memory statistics of running applications: not in bundles",
+	"NICXLIOOSFallback":                "libxlio shared-memory statistics of running applications: not in bundles",
+	"NICXLIODrops":                     "libxlio shared-memory statistics of running applications: not in bundles",
+	"NICXLIOStatsStale":                "the exporter's reader handshake with libxlio: not in bundles",
+	"NICXLIOStatsFilesRejected":        "the exporter's view of libxlio statistics files: not in bundles",
+	"NICAppLogVMAErrors":               "application logs (applog collector): diagnose does not feed VMA logs to it",
+	"NICFECUncorrectableBlocks":        "FEC statistics (ethtool --show-fec / netlink): not read by diagnose",
+	"NICLinkDownWithReason":            "the driver's link down reason (ethtool netlink): not read by diagnose",
+	"NICFabricRemoteSymbolErrors":      "the fabric collector's queries of the far end: not in bundles",
+	"NICFabricRemoteLinkErrorRecovery": "the fabric collector's queries of the far end: not in bundles",
+	"NICFabricRemoteLinkDowned":        "the fabric collector's queries of the far end: not in bundles",
+	"NICFabricRemoteRcvErrors":         "the fabric collector's queries of the far end: not in bundles",
+	"NICFabricCongestion":              "the fabric collector's queries of the far end: not in bundles",
+	"NICFabricLinkEndsDisagree":        "the fabric collector's queries of the far end: not in bundles",
+	"NICFirmwareSkew":                  "compares firmware versions across the hosts of a pool: one bundle is one host",
+	"NICFirmwareKnownBad":              "the known-bad list is empty in the shipped rules, and nic_devlink_info is not exported from bundles (mlxfwmanager is an inventory)",
+	"NICDriverKnownBad":                "the known-bad list is empty in the shipped rules",
 }
 
 // reachBundle builds the bundle of a table row, with reachUptime.
@@ -159,9 +194,42 @@ func reachBundle(t *testing.T, files map[string]string) *Bundle {
 	t.Helper()
 	all := map[string]string{"proc_uptime": reachUptime}
 	for k, v := range files {
+		if patch, ok := strings.CutPrefix(v, modulePatch); ok {
+			v = patchedModule(t, patch)
+		}
 		all[k] = v
 	}
 	return bundleOf(t, all)
+}
+
+// patchedModule returns the demo_collect bundle's module dump with one
+// hex row replaced ("OLD => NEW"), without its comment lines, which
+// describe the unpatched values.
+func patchedModule(t *testing.T, patch string) string {
+	t.Helper()
+	old, repl, ok := strings.Cut(patch, " => ")
+	if !ok {
+		t.Fatalf("bad patch %q", patch)
+	}
+	data, err := os.ReadFile(filepath.Join("testdata", "bundles", "demo_collect", "ethtool_-m_enp8s0f1np1.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	n := 0
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "#") {
+			continue
+		}
+		if l == old && n == 0 {
+			l, n = repl, 1
+		}
+		out = append(out, l)
+	}
+	if n == 0 {
+		t.Fatalf("no row %q in the module dump", old)
+	}
+	return strings.Join(out, "\n")
 }
 
 func alertsOf(r *Report) map[string]bool {

@@ -13,7 +13,8 @@ import (
 
 // The families diagnose exports itself from tool outputs the daemon's
 // collectors do not read (devlink health show, ethtool link settings,
-// lspci, ibstat), under the names, types and labels the daemon's
+// lspci, ibstat, and collect's PCI and netdev sysfs files and module
+// dumps), under the names, types and labels the daemon's
 // collectors give them (docs/metrics.md; TestBundleFamiliesDocumented).
 // The ethtool -S and kernel log series come from the collectors
 // themselves (collect).
@@ -38,11 +39,26 @@ var (
 	descCarrier = exposition.MustNewDesc("nic_netdev_carrier",
 		"1 if the interface has a carrier (ethtool DEV: Link detected), else 0.",
 		exposition.Gauge, "device")
+	descCarrierChanges = exposition.MustNewDesc("nic_netdev_carrier_changes_total",
+		"Carrier changes (link flaps) since the interface was created (netdev sysfs carrier_changes).",
+		exposition.Counter, "device")
+	descTransceiverRx = exposition.MustNewDesc("nic_transceiver_rx_power_watts",
+		"Received optical power of one lane (lane from 0), from the module memory dump (ethtool -m).",
+		exposition.Gauge, "device", "lane")
+	descTransceiverRxThreshold = exposition.MustNewDesc("nic_transceiver_rx_power_threshold_watts",
+		"Received optical power alarm and warning thresholds the module advertises (ethtool -m).",
+		exposition.Gauge, "device", "level")
+	descTransceiverTemp = exposition.MustNewDesc("nic_transceiver_temperature_celsius",
+		"Module temperature reported by the module's own monitor (ethtool -m).",
+		exposition.Gauge, "device")
+	descTransceiverTempThreshold = exposition.MustNewDesc("nic_transceiver_temperature_threshold_celsius",
+		"Module temperature alarm and warning thresholds the module advertises (ethtool -m).",
+		exposition.Gauge, "device", "level")
 	descPCIeDegraded = exposition.MustNewDesc("nic_pcie_link_degraded",
-		"1 if the PCIe link trained below the device's capability (lspci -vvv: LnkSta below LnkCap), else 0.",
+		"1 if the PCIe link trained below the device's capability (lspci -vvv: LnkSta below LnkCap; sysfs: current_link_speed or _width below max_), else 0.",
 		exposition.Gauge, "device", "pci_address")
 	descPCIeAER = exposition.MustNewDesc("nic_pcie_aer_errors_total",
-		"PCIe errors of the function by severity; from lspci -vvv DevSta, whose error bits say only that one was detected since they were cleared, so at least 1.",
+		"PCIe errors of the function by severity: sysfs aer_dev_* TOTAL_ERR_* counts, or from lspci -vvv DevSta, whose error bits say only that one was detected since they were cleared, so at least 1.",
 		exposition.Counter, "device", "pci_address", "severity")
 	descIBState = exposition.MustNewDesc("nic_infiniband_port_state",
 		"Logical port state (ibstat State): 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.",

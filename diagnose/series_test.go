@@ -32,7 +32,8 @@ func TestBundleFamiliesDocumented(t *testing.T) {
 		}
 	}
 	for _, d := range []*exposition.Desc{descReporterHealthy, descReporterErrors, descReporterRecoveries, descReporterAutoRecover,
-		descAdminUp, descCarrier, descPCIeDegraded, descPCIeAER, descIBState, descIBPhysState, descIBInfo} {
+		descAdminUp, descCarrier, descCarrierChanges, descPCIeDegraded, descPCIeAER, descIBState, descIBPhysState, descIBInfo,
+		descTransceiverRx, descTransceiverRxThreshold, descTransceiverTemp, descTransceiverTempThreshold} {
 		cells, ok := rows[d.Name()]
 		if !ok {
 			t.Errorf("%s: not in docs/metrics.md", d.Name())

@@ -25,8 +25,13 @@ DESCRIPTION
   evidence capture writes. Files are recognised by their content: ethtool -i,
   ethtool -S, ethtool DEV, devlink health show (text and -j), dmesg or
   journalctl -k text with or without timestamps and syslog prefixes, ibstat,
-  lspci -vvv, mlxfwmanager --query and the *.devlink.json evidence files of
-  --collector.devlink.capture-dir. Other files are listed as ignored.
+  lspci -vvv, mlxfwmanager --query, the *.devlink.json evidence files of
+  --collector.devlink.capture-dir, and nic_exporter collect's pci_sysfs.txt,
+  netdev_sysfs.txt, ethtool_-m_IF.txt, InfiniBand ib_counters_* and
+  hw_counters_*, devlink dev info and manifest (whose earlier sample under
+  earlier_sample/ is the first observation of each series, so counters are
+  evaluated at their rate between the two samples). Other files are listed
+  as ignored.
 
   The bundle becomes the series the daemon would export (the daemon's
   ethtool and kmsg collectors over its ethtool -i/-S dumps and kernel logs,

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/version"
 	"go.uber.org/zap"
 
+	"github.com/nic-exporter/nic_exporter/collect"
 	"github.com/nic-exporter/nic_exporter/daemon"
 	"github.com/nic-exporter/nic_exporter/internal/logging"
 )
@@ -34,6 +35,9 @@ func main() {
 	// it, and its --help is a manual page of its own.
 	if len(os.Args) > 1 && os.Args[1] == "diagnose" {
 		os.Exit(runDiagnose(os.Args[2:], os.Stdout, os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "collect" {
+		os.Exit(collect.Main(os.Args[2:], os.Stdout, os.Stderr))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "check" {
 		os.Exit(runCheck(os.Args[2:], os.Stdout, os.Stderr))

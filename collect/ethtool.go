@@ -1,0 +1,174 @@
+package collect
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
+)
+
+// nicInterfaces returns the interfaces of the ethtool source that have a
+// device in sysfs (a PCI function or another bus device: not loopback,
+// bridges, veth or tunnels), sorted by name.
+func (c *collector) nicInterfaces(src Ethtool) ([]string, error) {
+	ifs, err := src.Interfaces()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, i := range ifs {
+		if _, err := os.Stat(filepath.Join(c.src.SysfsPath, "class/net", i.Name, "device")); err != nil {
+			continue
+		}
+		out = append(out, i.Name)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// withEthtool opens the ethtool source and calls fn with it and the NIC
+// interfaces, noting a source that cannot be opened.
+func (c *collector) withEthtool(fn func(src Ethtool, names []string)) {
+	if c.src.Ethtool == nil {
+		return
+	}
+	src, err := c.src.Ethtool()
+	if err != nil {
+		c.b.unreadableErr("ethtool (SIOCETHTOOL)", err)
+		return
+	}
+	if cl, ok := src.(interface{ Close() error }); ok {
+		defer cl.Close()
+	}
+	names, err := c.nicInterfaces(src)
+	if err != nil {
+		c.b.unreadableErr("ethtool interfaces", err)
+		return
+	}
+	fn(src, names)
+}
+
+// ethtoolSample writes ethtool -S of each NIC interface into dir.
+func (c *collector) ethtoolSample(dir string) {
+	c.withEthtool(func(src Ethtool, names []string) {
+		for _, n := range names {
+			cmd := "ethtool -S " + n
+			text, err := ethtoolStats(src, n)
+			if errors.Is(err, errNoStats) {
+				continue // netdevsim, dummy: ethtool -S prints "no stats available"
+			}
+			if err != nil {
+				c.b.unreadableErr(cmd, err)
+				continue
+			}
+			c.b.add(name(dir, "ethtool_-S_"+n+".txt"), cmd+" (SIOCETHTOOL ETHTOOL_GSTRINGS, ETHTOOL_GSTATS)", []byte(text))
+		}
+	})
+}
+
+// ethtoolOnce writes ethtool -i and ethtool (link settings) of each NIC
+// interface.
+func (c *collector) ethtoolOnce() {
+	c.withEthtool(func(src Ethtool, names []string) {
+		for _, n := range names {
+			if di, err := src.DriverInfo(n); err != nil {
+				c.b.unreadableErr("ethtool -i "+n, err)
+			} else {
+				c.b.add("ethtool_-i_"+n+".txt", "ethtool -i "+n+" (SIOCETHTOOL ETHTOOL_GDRVINFO)", []byte(renderDriverInfo(di)))
+			}
+			if l, err := src.Link(n); err != nil {
+				c.b.unreadableErr("ethtool "+n, err)
+			} else if l.HasSettings || l.HasDetected {
+				c.b.add("ethtool_"+n+".txt", "ethtool "+n+" (SIOCETHTOOL ETHTOOL_GSET, ETHTOOL_GLINK)", []byte(renderLink(n, l)))
+			}
+		}
+	})
+}
+
+// errNoStats is the error of a driver without statistics.
+var errNoStats = errors.New("no statistics")
+
+// ethtoolStats reads the statistics of one interface as ethtool -S
+// prints them; a driver that changes its number of statistics between
+// the two calls is read again once.
+func ethtoolStats(src Ethtool, n string) (string, error) {
+	for try := 0; ; try++ {
+		di, err := src.DriverInfo(n)
+		if err != nil {
+			return "", err
+		}
+		if di.NStats == 0 {
+			return "", errNoStats
+		}
+		names, err := src.StatNames(n, di.NStats)
+		if err == nil {
+			vals := make([]uint64, len(names))
+			if err = src.Stats(n, vals); err == nil {
+				return renderStats(names, vals), nil
+			}
+		}
+		if !errors.Is(err, ethtoolioctl.ErrStatCountChanged) || try > 0 {
+			return "", err
+		}
+	}
+}
+
+// renderStats prints statistics as ethtool -S does.
+func renderStats(names []string, vals []uint64) string {
+	var b strings.Builder
+	b.WriteString("NIC statistics:\n")
+	for i, n := range names {
+		fmt.Fprintf(&b, "     %s: %d\n", n, vals[i])
+	}
+	return b.String()
+}
+
+// renderDriverInfo prints the fields of ETHTOOL_GDRVINFO that ethtool -i
+// prints from it.
+func renderDriverInfo(di ethtoolioctl.DriverInfo) string {
+	stats := "no"
+	if di.NStats > 0 {
+		stats = "yes"
+	}
+	return fmt.Sprintf("driver: %s\nversion: %s\nfirmware-version: %s\nbus-info: %s\nsupports-statistics: %s\n",
+		di.Driver, di.Version, di.FirmwareVersion, di.BusInfo, stats)
+}
+
+// renderLink prints link settings and state as ethtool DEV does, the
+// fields the ioctls give.
+func renderLink(n string, l ethtoolioctl.Link) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Settings for %s:\n", n)
+	if l.HasSettings {
+		if l.SpeedMbps == 0 || l.SpeedMbps == ^uint32(0) {
+			b.WriteString("\tSpeed: Unknown!\n")
+		} else {
+			fmt.Fprintf(&b, "\tSpeed: %dMb/s\n", l.SpeedMbps)
+		}
+		switch l.Duplex {
+		case 0:
+			b.WriteString("\tDuplex: Half\n")
+		case 1:
+			b.WriteString("\tDuplex: Full\n")
+		default:
+			b.WriteString("\tDuplex: Unknown! (255)\n")
+		}
+		if l.Autoneg == 1 {
+			b.WriteString("\tAuto-negotiation: on\n")
+		} else {
+			b.WriteString("\tAuto-negotiation: off\n")
+		}
+	}
+	if l.HasDetected {
+		if l.Detected {
+			b.WriteString("\tLink detected: yes\n")
+		} else {
+			b.WriteString("\tLink detected: no\n")
+		}
+	}
+	return b.String()
+}
