@@ -98,11 +98,13 @@ func startCmd(t *testing.T, e *exporter, args ...string) *exec.Cmd {
 	go func() { e.done <- cmd.Wait() }()
 	t.Cleanup(func() {
 		// SIGTERM first, so a demo host removes its directory; kill
-		// only an exporter that does not stop.
+		// only an exporter that does not stop within the hang guard:
+		// on a busy machine a stop can take longer than a few seconds,
+		// and a demo exporter killed early leaves its directory in /tmp.
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-e.done:
-		case <-time.After(3 * time.Second):
+		case <-time.After(testenv.HangGuard):
 			_ = cmd.Process.Kill()
 			<-e.done
 		}
@@ -557,7 +559,7 @@ func TestBasicAuthFromWebConfig(t *testing.T) {
 		go func() { _ = cmd.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(3 * time.Second):
+		case <-time.After(testenv.HangGuard): // as in start's cleanup
 			_ = cmd.Process.Kill()
 			<-done
 		}
