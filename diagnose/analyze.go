@@ -163,8 +163,13 @@ type ethIface struct {
 	link    *LinkSettings
 	dump    *ethtooldump.Dump
 	statsAt map[string]string // statistic name -> file:line
-	// results are the indexes of its files in Report.Files.
+	// results are the indexes of its files in Report.Files, files their
+	// names.
 	results []int
+	files   []string
+	// hasStats and hasInfo say whether an ethtool -S and an ethtool -i
+	// output were read for it.
+	hasStats, hasInfo bool
 }
 
 // dumpFile is an ethtool -i/-S file and the index of its result in
@@ -264,13 +269,6 @@ func (a *Analyzer) recognise(f File) string {
 	return ""
 }
 
-// sosIface is the interface in a sosreport name such as ethtool_-S_eth0.
-var sosIface = regexp.MustCompile(`^ethtool_(?:-[a-zA-Z]_)?([A-Za-z0-9._-]+)$`)
-
-// collectIface is the interface in a name nic_exporter collect writes,
-// such as ethtool_-S_eth0.txt.
-var collectIface = regexp.MustCompile(`^ethtool_-[iS]_([A-Za-z0-9._-]+)\.txt$`)
-
 // bundleInputs are the files whose series need the whole bundle read
 // first: kernel logs (after lspci, for the PCI classes), ethtool -i/-S
 // files (grouped by interface) and ethtool link outputs (which name the
@@ -278,7 +276,7 @@ var collectIface = regexp.MustCompile(`^ethtool_-[iS]_([A-Za-z0-9._-]+)\.txt$`)
 type bundleInputs struct {
 	kernelLogs []File
 	dumps      []dumpFile
-	links      []*LinkSettings
+	links      []linkAt
 	rdma       []dumpFile
 }
 
@@ -344,10 +342,10 @@ func (a *Analyzer) readSample(source string, files []File, limits Limits, linesU
 		}
 		r.rdmaFiles = append(r.rdmaFiles, fs...)
 	}
-	ifaces := groupDumps(r, in.dumps, defaultInterface(in.links))
-	for _, ls := range in.links {
-		if it := ifaces[ls.Interface]; it != nil {
-			it.link = ls
+	ifaces := groupDumps(r, in.dumps, in.links)
+	for _, l := range in.links {
+		if it := ifaces[l.ls.Interface]; it != nil {
+			it.link = l.ls
 		}
 	}
 	a.analyseInterfaces(r, ifaces)
@@ -439,7 +437,7 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 		if err != nil {
 			return err
 		}
-		in.links = append(in.links, ls)
+		in.links = append(in.links, linkAt{dir: path.Dir(f.Name), ls: ls})
 		r.series.addLink(f.Name, ls)
 	case KindDevlinkHealth:
 		reps, err := ParseDevlinkHealth(string(f.Data))
@@ -513,41 +511,44 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 	return nil
 }
 
-// defaultInterface returns the interface of an ethtool -i/-S file whose
-// name does not say it: the interface of the only `ethtool DEV` output,
-// or eth0, the interface collect_debug.sh reads.
-func defaultInterface(links []*LinkSettings) string {
-	if len(links) == 1 {
-		return links[0].Interface
-	}
-	return "eth0"
-}
-
-// groupDumps parses each ethtool -i/-S file on its own, so one that does
-// not parse costs only itself (noted in r.Files), and groups the others
-// by interface: the one its name gives the way sosreport does
-// (ethtool_-S_eth0), else defName.
-func groupDumps(r *Report, dumps []dumpFile, defName string) map[string]*ethIface {
-	ifaces := map[string]*ethIface{}
+// groupDumps names each ethtool -i/-S file's interface (nameDumps),
+// parses each file on its own, so one that does not parse costs only
+// itself (noted in r.Files), and groups the others by interface. Each -S
+// output is its own interface: a second -S output of an interface that
+// is already read is noted and left out, not merged.
+func groupDumps(r *Report, dumps []dumpFile, links []linkAt) map[string]*ethIface {
+	named := make([]namedDump, 0, len(dumps))
 	for _, df := range dumps {
-		f := df.File
-		if _, err := ethtooldump.Parse(bytes.NewReader(f.Data)); err != nil {
-			r.Files[df.result].addNote("unparsable: " + err.Error())
+		named = append(named, namedDump{dumpFile: df, text: cleanDump(df.Data)})
+	}
+	nameDumps(named, links)
+	ifaces := map[string]*ethIface{}
+	for _, d := range named {
+		res := &r.Files[d.result]
+		if n := d.text.skippedNote(); n != "" {
+			res.addNote(n)
+		}
+		if err := d.parseOwn(); err != nil {
+			res.addNote("unparsable: " + err.Error())
 			continue
 		}
-		name := defName
-		if m := collectIface.FindStringSubmatch(path.Base(f.Name)); m != nil {
-			name = m[1]
-		} else if m := sosIface.FindStringSubmatch(path.Base(f.Name)); m != nil && m[1] != "S" && m[1] != "i" {
-			name = m[1]
-		}
-		it := ifaces[name]
+		it := ifaces[d.iface]
 		if it == nil {
-			it = &ethIface{name: name, statsAt: map[string]string{}}
-			ifaces[name] = it
+			it = &ethIface{name: d.iface, statsAt: map[string]string{}}
+			ifaces[d.iface] = it
 		}
-		it.results = append(it.results, df.result)
-		it.addDump(f)
+		if d.text.stats && it.hasStats || d.text.info && it.hasInfo {
+			res.addNote("not read: " + it.files[0] + " already gave the ethtool output of " + d.iface)
+			continue
+		}
+		if d.how != "named by the file name" {
+			res.addNote("interface " + d.iface + ": " + d.how)
+		}
+		it.hasStats = it.hasStats || d.text.stats
+		it.hasInfo = it.hasInfo || d.text.info
+		it.files = append(it.files, d.Name)
+		it.results = append(it.results, d.result)
+		it.addDump(File{Name: d.Name, Data: d.text.data})
 	}
 	return ifaces
 }
