@@ -318,8 +318,12 @@ func (c *collector) sample(ctx context.Context, dir string) {
 // diagnose output, and the kernel log.
 func (c *collector) once(ctx context.Context) {
 	c.identity()
-	c.ethtoolOnce()
-	c.moduleOnce()
+	mr := c.openModules()
+	c.ethtoolOnce(mr)
+	c.moduleOnce(mr)
+	if cl, ok := mr.(interface{ Close() error }); ok {
+		cl.Close()
+	}
 	c.ibstat()
 	c.lspci(ctx)
 	c.devlinkOnce(ctx)

@@ -129,7 +129,7 @@ var roundTrip = map[string][]string{
 	"mlx5_module_error":    {"NICKernelLogHardwareEvent"},
 	"pcie_degraded":        {"NICPCIeLinkDegraded"},
 	"pcie_aer_corrected":   {"NICPCIeAERCorrectableHigh"},
-	"link_down":            {"NICLinkDown"},
+	"link_down":            {"NICLinkDown", "NICLinkDownWithReason"},
 	"link_flap":            {"NICLinkFlapping"},
 	"optic_degrading":      {"NICTransceiverRxPowerLow"},
 	"ib_link_down":         {"NICInfiniBandPortNotLinkUp", "NICLinkDown"},
