@@ -26,7 +26,8 @@ DESCRIPTION
   Gathers the files of the ConnectX troubleshooting guide's collect_debug.sh
   natively, from sysfs, the ethtool ioctls, devlink and /dev/kmsg:
   uname.txt, os-release.txt, ethtool_-i_IF.txt, ethtool_IF.txt,
-  ethtool_-S_IF.txt and ethtool_-m_IF.txt (module memory) per NIC interface,
+  ethtool_-S_IF.txt, ethtool_--show-fec_IF.txt (FEC mode and counters) and
+  ethtool_-m_IF.txt (module memory) per NIC interface,
   netdev_sysfs.txt, devlink_health.txt,
   devlink_dev_info.txt and, per reporter in error,
   devlink_health_diagnose_DEV_REPORTER.json, ibstat.txt,
@@ -35,7 +36,7 @@ DESCRIPTION
   commands, where the tool is the only reader, lspci.txt (lspci -vvv) and
   journal_nic.txt (journalctl -k), each with --command-timeout.
 
-  The counters (ethtool -S, devlink health, pci_sysfs, InfiniBand counters,
+  The counters (ethtool -S, FEC, devlink health, pci_sysfs, InfiniBand counters,
   the exporter's /metrics) are sampled twice, --interval apart: the first
   sample in earlier_sample/, the second at the top level, so rates are real.
   manifest.json lists every file with its source, both samples' times and

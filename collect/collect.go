@@ -198,6 +198,10 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) (*Bundle, error) {
 	b := &Bundle{Files: map[string][]byte{}, limits: cfg.Limits,
 		Manifest: Manifest{Tool: "nic_exporter collect", Host: src.Host, Files: []FileEntry{}, Unreadable: []Unreadable{}}}
 	c := &collector{cfg: cfg, src: src, b: b, log: log}
+	c.mr = c.openModules()
+	if cl, ok := c.mr.(interface{ Close() error }); ok {
+		defer cl.Close()
+	}
 
 	dirs := []string{""}
 	if cfg.Interval > 0 {
@@ -273,6 +277,10 @@ type collector struct {
 	log *zap.Logger
 	// lastReporters are the health reporters of the last sample.
 	lastReporters []devlink.HealthReporter
+	// mr is the pluggable module reader (the phy collector's ethtool
+	// netlink source), nil when there is none; it also gives the link
+	// state and the FEC statistics where it implements them.
+	mr ModuleReader
 }
 
 // name returns the bundle path of a file of the sample in dir.
@@ -304,6 +312,7 @@ func (c *collector) sample(ctx context.Context, dir string) {
 	}
 	c.b.Manifest.Samples = append(c.b.Manifest.Samples, s)
 	c.ethtoolSample(dir)
+	c.fecSample(dir)
 	c.devlinkSample(ctx, dir)
 	c.pciSample(dir)
 	c.netdevSample(dir)
@@ -318,12 +327,8 @@ func (c *collector) sample(ctx context.Context, dir string) {
 // diagnose output, and the kernel log.
 func (c *collector) once(ctx context.Context) {
 	c.identity()
-	mr := c.openModules()
-	c.ethtoolOnce(mr)
-	c.moduleOnce(mr)
-	if cl, ok := mr.(interface{ Close() error }); ok {
-		cl.Close()
-	}
+	c.ethtoolOnce(c.mr)
+	c.moduleOnce(c.mr)
 	c.ibstat()
 	c.lspci(ctx)
 	c.devlinkOnce(ctx)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/nic-exporter/nic_exporter/collector/phy"
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 )
 
@@ -222,4 +223,84 @@ func extStateText(name string) string {
 		return t
 	}
 	return strings.ToUpper(t[:1]) + t[1:]
+}
+
+// fecReader is implemented by a module reader that also reads the FEC
+// mode and statistics over ethtool netlink (the phy collector's source).
+type fecReader interface {
+	FEC(ifname string) (phy.FEC, error)
+}
+
+// fecSample writes ethtool_--show-fec_IF.txt into dir for each NIC
+// interface whose driver reports FEC: the output of `ethtool -I
+// --show-fec IF` (ethtool 6.x), the totals with their lanes.
+func (c *collector) fecSample(dir string) {
+	fr, ok := c.mr.(fecReader)
+	if !ok {
+		return
+	}
+	c.withEthtool(func(_ Ethtool, names []string) {
+		for _, n := range names {
+			cmd := "ethtool -I --show-fec " + n
+			f, err := fr.FEC(n)
+			if errclass.IsUnsupported(err) || errclass.IsNotExist(err) {
+				continue // no FEC (ENA, virtual functions)
+			}
+			if err != nil {
+				c.b.unreadableErr(cmd, err)
+				continue
+			}
+			if f.Mode == "" && f.CorrectedBlocks == nil && f.UncorrectableBlocks == nil && f.CorrectedBits == nil {
+				continue
+			}
+			c.b.add(name(dir, "ethtool_--show-fec_"+n+".txt"), cmd+" (ETHTOOL_MSG_FEC_GET with statistics)", []byte(renderFEC(n, f)))
+		}
+	})
+}
+
+// renderFEC prints FEC state as `ethtool -I --show-fec` of ethtool 6.x
+// does (netlink/fec.c): the active mode, then each counter the driver
+// reports with its lanes.
+func renderFEC(n string, f phy.FEC) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "FEC parameters for %s:\n", n)
+	mode := "None"
+	switch f.Mode {
+	case "off":
+		mode = "Off"
+	case "rs":
+		mode = "RS"
+	case "baser":
+		mode = "BaseR"
+	case "llrs":
+		mode = "LLRS"
+	}
+	fmt.Fprintf(&b, "Active FEC encoding: %s\n", mode)
+	stats := []struct {
+		name string
+		c    *phy.FECCounter
+	}{{"corrected_blocks", f.CorrectedBlocks}, {"uncorrectable_blocks", f.UncorrectableBlocks}, {"corrected_bits", f.CorrectedBits}}
+	header := false
+	for _, s := range stats {
+		if s.c == nil {
+			continue
+		}
+		if !header {
+			b.WriteString("Statistics:\n")
+			header = true
+		}
+		fmt.Fprintf(&b, "  %s: %d", s.name, s.c.Total)
+		if len(s.c.Lanes) > 0 {
+			b.WriteString(" [ per_lane:")
+			for i, v := range s.c.Lanes {
+				if i > 0 {
+					b.WriteString(",")
+				}
+				fmt.Fprintf(&b, " %d", v)
+			}
+			b.WriteString(" ]")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }

@@ -232,6 +232,8 @@ func (a *Analyzer) recognise(f File) string {
 		return KindEthtoolDump
 	case has(prefix("Settings for ")) && (has(prefix("Link detected:")) || has(prefix("Speed:"))):
 		return KindEthtoolLink
+	case has(prefix("FEC parameters for ")) && has(prefix("Active FEC encoding:")):
+		return KindEthtoolFEC
 	case has(prefix("CA '")) && has(prefix("Physical state:")):
 		return KindIbstat
 	case has(prefix("LnkSta:")) || has(prefix("LnkCap:")):
@@ -439,6 +441,12 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 		}
 		in.links = append(in.links, linkAt{dir: path.Dir(f.Name), ls: ls})
 		r.series.addLink(f.Name, ls)
+	case KindEthtoolFEC:
+		fec, err := ParseFEC(string(f.Data))
+		if err != nil {
+			return err
+		}
+		r.series.addFEC(f.Name, fec)
 	case KindDevlinkHealth:
 		reps, err := ParseDevlinkHealth(string(f.Data))
 		if err != nil {
