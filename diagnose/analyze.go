@@ -105,6 +105,8 @@ type Report struct {
 	// rdmaFiles are the RDMA counters read, as the sysfs files of the
 	// infiniband collector.
 	rdmaFiles []rdmaFile
+	// exporter are the exporter's own /metrics files of the sample.
+	exporter []exporterFile
 	// manifest is collect's manifest.json, when the bundle has one.
 	manifest *collectManifest
 	// earlier is the report of collect's first sample (earlier_sample/),
@@ -228,6 +230,8 @@ func (a *Analyzer) recognise(f File) string {
 		return func(l string) bool { return strings.HasPrefix(l, p) }
 	}
 	switch {
+	case isExporterMetrics(ls):
+		return KindExporterMetrics
 	case has(prefix("NIC statistics:")) || has(prefix("driver:")) && has(prefix("bus-info:")):
 		return KindEthtoolDump
 	case has(prefix("Settings for ")) && (has(prefix("Link detected:")) || has(prefix("Speed:"))):
@@ -509,6 +513,12 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 		r.Firmware = append(r.Firmware, devs...)
 	case KindRDMACounters:
 		in.rdma = append(in.rdma, dumpFile{f, len(r.Files)}) // after the manifest
+	case KindExporterMetrics:
+		fams, err := parseExporterMetrics(f.Data)
+		if err != nil {
+			return err
+		}
+		r.exporter = append(r.exporter, exporterFile{name: f.Name, fams: fams})
 	case KindCollectManifest:
 		m, err := parseManifest(f.Data)
 		if err != nil {

@@ -104,33 +104,9 @@ func sampleSeries(r *Report, rules *logrules.Engine, alerts *ruleeval.Rules, at 
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading back the collectors' series: %w", err)
 		}
-		names := make([]string, 0, len(fams))
-		for n := range fams {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			if !alerts.Reads(n) {
-				continue
-			}
-			mf := fams[n]
-			counter := mf.GetType().String() == "COUNTER"
-			for _, m := range mf.GetMetric() {
-				lbls := map[string]string{"__name__": n, "job": bundleJob, "instance": inst}
-				for _, lp := range m.GetLabel() {
-					lbls[lp.GetName()] = lp.GetValue()
-				}
-				v := m.GetGauge().GetValue()
-				switch {
-				case m.Counter != nil:
-					v = m.GetCounter().GetValue()
-				case m.Untyped != nil:
-					v = m.GetUntyped().GetValue()
-				}
-				out = append(out, ruleeval.Series{Labels: lbls, Counter: counter, Points: []ruleeval.Point{{T: at, V: v}}})
-			}
-		}
+		out = append(out, familiesSeries(fams, alerts, inst, at)...)
 	}
+	out = withExporterSeries(out, r.exporter, alerts, inst, at, evidence)
 	for _, it := range r.ethIfaces {
 		stats := make([]string, 0, len(it.statsAt))
 		for stat := range it.statsAt {

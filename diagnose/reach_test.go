@@ -67,6 +67,21 @@ func netdevSysfs(changes int) string {
 	return fmt.Sprintf("eth0/operstate:up\neth0/carrier:1\neth0/carrier_changes:%d\neth0/flags:0x1003\n", changes)
 }
 
+// exporterMetrics is the exporter's /metrics as collect --url writes it
+// (metrics.txt): each argument is a sample line and its family's type,
+// "SAMPLE TYPE", with the labels of docs/metrics.md and
+// cmd/nic_exporter/testdata/demo.prom (the demo daemon's scrape).
+func exporterMetrics(samples ...string) string {
+	var b strings.Builder
+	for _, s := range samples {
+		i := strings.LastIndex(s, " ")
+		line, typ := s[:i], s[i+1:]
+		name := line[:strings.IndexAny(line, "{ ")]
+		fmt.Fprintf(&b, "# HELP %s A family of the exporter.\n# TYPE %s %s\n%s\n", name, name, typ, line)
+	}
+	return b.String()
+}
+
 // counters is an RDMA counters file as collect writes it: "name:value"
 // lines.
 func counters(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
@@ -93,6 +108,27 @@ var reachable = []struct {
 	alert, format string
 	files         map[string]string
 }{
+	{"NICExporterCollectorDown", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_exporter_collector_up{collector=\"devlink\"} 0 gauge")}},
+	{"NICDevlinkEvidenceCaptured", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_devlink_health_captures_total{device=\"pci/0000:08:00.0\",port=\"\",netdev=\"\",reporter=\"fw_fatal\"} 1 counter")}},
+	{"NICVMANoBuffers", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_vma_buffer_pool_no_buffers_total{pid=\"4242\",comm=\"md_feed\",version=\"9.8.84.0\",pool=\"rx\"} 118560 counter")}},
+	{"NICVMAOSFallback", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_vma_socket_packets_total{pid=\"4242\",comm=\"md_feed\",version=\"9.8.84.0\",direction=\"rx\",path=\"os\"} 5000 counter", "nic_vma_sockets{pid=\"4242\",comm=\"md_feed\",version=\"9.8.84.0\",protocol=\"udp\",offloaded=\"false\"} 2 gauge")}},
+	{"NICVMADrops", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_vma_cq_rx_dropped_packets_total{pid=\"4242\",comm=\"md_feed\",version=\"9.8.84.0\",cq=\"0\"} 711365 counter")}},
+	{"NICVMAStatsStale", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_vma_reader_handshake{pid=\"4242\",comm=\"md_feed\",version=\"9.8.84.0\"} 0 gauge")}},
+	{"NICVMAStatsFilesRejected", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_vma_files{state=\"refused\"} 1 gauge")}},
+	{"NICXLIONoBuffers", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_xlio_buffer_pool_no_buffers_total{pid=\"4343\",comm=\"ord_gw\",version=\"3.70.2.0\",pool=\"0\",kind=\"rx\"} 3400 counter")}},
+	{"NICXLIOOSFallback", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_xlio_socket_packets_total{pid=\"4343\",comm=\"ord_gw\",version=\"3.70.2.0\",direction=\"rx\",path=\"os\"} 5000 counter", "nic_xlio_sockets{pid=\"4343\",comm=\"ord_gw\",version=\"3.70.2.0\",protocol=\"tcp\",offloaded=\"false\"} 1 gauge")}},
+	{"NICXLIODrops", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_xlio_cq_rx_dropped_packets_total{pid=\"4343\",comm=\"ord_gw\",version=\"3.70.2.0\",cq=\"0\"} 1200 counter")}},
+	{"NICXLIOStatsStale", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_xlio_reader_handshake{pid=\"4343\",comm=\"ord_gw\",version=\"3.70.2.0\"} 0 gauge")}},
+	{"NICXLIOStatsFilesRejected", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_xlio_files{state=\"unsupported\"} 1 gauge")}},
+	{"NICAppLogVMAErrors", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_app_log_events_total{file=\"/log/vma/md_feed-4242.log\",event=\"vma_rx_buffers_exhausted\"} 7 counter")}},
+	{"NICFabricRemoteSymbolErrors", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_fabric_remote_port_symbol_error_total{device=\"mlx5_0\",port=\"1\",remote_guid=\"0x0002c90300a1b2c3\",remote_node=\"switch-7\",remote_port=\"12\"} 65535 counter")}},
+	{"NICFabricRemoteLinkErrorRecovery", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_fabric_remote_port_link_error_recovery_total{device=\"mlx5_0\",port=\"1\",remote_guid=\"0x0002c90300a1b2c3\",remote_node=\"switch-7\",remote_port=\"12\"} 3 counter")}},
+	{"NICFabricRemoteLinkDowned", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_fabric_remote_port_link_downed_total{device=\"mlx5_0\",port=\"1\",remote_guid=\"0x0002c90300a1b2c3\",remote_node=\"switch-7\",remote_port=\"12\"} 2 counter")}},
+	{"NICFabricRemoteRcvErrors", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_fabric_remote_port_rcv_errors_total{device=\"mlx5_0\",port=\"1\",remote_guid=\"0x0002c90300a1b2c3\",remote_node=\"switch-7\",remote_port=\"12\"} 400 counter")}},
+	{"NICFabricCongestion", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_fabric_remote_port_xmit_wait_total{device=\"mlx5_0\",port=\"1\",remote_guid=\"0x0002c90300a1b2c3\",remote_node=\"switch-7\",remote_port=\"12\"} 4294967295 counter")}},
+	{"NICFabricLinkEndsDisagree", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_fabric_remote_port_state{device=\"mlx5_0\",port=\"1\",remote_guid=\"0x0002c90300a1b2c3\",remote_node=\"switch-7\",remote_port=\"12\"} 1 gauge", "nic_fabric_local_port_state{device=\"mlx5_0\",port=\"1\"} 4 gauge")}},
+	{"NICTemperatureHigh", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_hwmon_temperature_celsius{device=\"enp8s0f1np1\",pci_address=\"0000:08:00.1\",chip=\"mlx5\",sensor=\"sensor0\"} 96 gauge", "nic_hwmon_temperature_critical_celsius{device=\"enp8s0f1np1\",pci_address=\"0000:08:00.1\",chip=\"mlx5\",sensor=\"sensor0\"} 105 gauge")}},
+	{"NICTemperatureCritical", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_hwmon_temperature_celsius{device=\"enp8s0f1np1\",pci_address=\"0000:08:00.1\",chip=\"mlx5\",sensor=\"sensor0\"} 106 gauge", "nic_hwmon_temperature_critical_celsius{device=\"enp8s0f1np1\",pci_address=\"0000:08:00.1\",chip=\"mlx5\",sensor=\"sensor0\"} 105 gauge")}},
 	{"NICDevlinkFwFatalError", "devlink health show", map[string]string{"devlink_health.txt": devlinkHealth("fw_fatal", "error", 1)}},
 	{"NICDevlinkFwError", "devlink health show", map[string]string{"devlink_health.txt": devlinkHealth("fw", "healthy", 1)}},
 	{"NICDevlinkVnicError", "devlink health show", map[string]string{"devlink_health.txt": devlinkHealth("vnic", "healthy", 2)}},
@@ -159,34 +195,13 @@ var reachable = []struct {
 // unreachable lists the alerts of alerts.yml no bundle format diagnose
 // reads can show, and why. docs/diagnose.md has the same list.
 var unreachable = map[string]string{
-	"NICExporterDown":                  "about the exporter's scrape: a bundle is read as one successful scrape (up 1)",
-	"NICExporterTargetsAbsent":         "about the exporter's scrape: a bundle is read as one successful scrape (up 1)",
-	"NICExporterCollectorDown":         "the exporter's self-metrics: no bundle format carries them",
-	"NICExporterDevicesMissing":        "the exporter's self-metrics, compared with their 6-hour maximum: no bundle format carries them",
-	"NICDevlinkEvidenceCaptured":       "counts the daemon's own evidence captures; a bundle's evidence files are read as reporter states",
-	"NICTemperatureHigh":               "hwmon sensors (sysfs): no format diagnose reads carries them",
-	"NICTemperatureCritical":           "hwmon sensors (sysfs): no format diagnose reads carries them",
-	"NICENAConntrackAllowanceLow":      "compares a level with its 1-day maximum: one snapshot is its own maximum, and collect's two samples are seconds apart",
-	"NICVMANoBuffers":                  "libvma shared-memory statistics of running applications: not in bundles",
-	"NICVMAOSFallback":                 "libvma shared-memory statistics of running applications: not in bundles",
-	"NICVMADrops":                      "libvma shared-memory statistics of running applications: not in bundles",
-	"NICVMAStatsStale":                 "the exporter's reader handshake with libvma: not in bundles",
-	"NICVMAStatsFilesRejected":         "the exporter's view of libvma statistics files: not in bundles",
-	"NICXLIONoBuffers":                 "libxlio shared-memory statistics of running applications: not in bundles",
-	"NICXLIOOSFallback":                "libxlio shared-memory statistics of running applications: not in bundles",
-	"NICXLIODrops":                     "libxlio shared-memory statistics of running applications: not in bundles",
-	"NICXLIOStatsStale":                "the exporter's reader handshake with libxlio: not in bundles",
-	"NICXLIOStatsFilesRejected":        "the exporter's view of libxlio statistics files: not in bundles",
-	"NICAppLogVMAErrors":               "application logs (applog collector): diagnose does not feed VMA logs to it",
-	"NICFabricRemoteSymbolErrors":      "the fabric collector's queries of the far end: not in bundles",
-	"NICFabricRemoteLinkErrorRecovery": "the fabric collector's queries of the far end: not in bundles",
-	"NICFabricRemoteLinkDowned":        "the fabric collector's queries of the far end: not in bundles",
-	"NICFabricRemoteRcvErrors":         "the fabric collector's queries of the far end: not in bundles",
-	"NICFabricCongestion":              "the fabric collector's queries of the far end: not in bundles",
-	"NICFabricLinkEndsDisagree":        "the fabric collector's queries of the far end: not in bundles",
-	"NICFirmwareSkew":                  "compares firmware versions across the hosts of a pool: one bundle is one host",
-	"NICFirmwareKnownBad":              "the known-bad list is empty in the shipped rules, and nic_devlink_info is not exported from bundles (mlxfwmanager is an inventory)",
-	"NICDriverKnownBad":                "the known-bad list is empty in the shipped rules",
+	"NICExporterDown":             "about the exporter's scrape: a bundle is read as one successful scrape (up 1)",
+	"NICExporterTargetsAbsent":    "about the exporter's scrape: a bundle is read as one successful scrape (up 1)",
+	"NICExporterDevicesMissing":   "compares the exporter's device count with its 6-hour maximum: the exporter's /metrics in a bundle is its own maximum",
+	"NICENAConntrackAllowanceLow": "compares a level with its 1-day maximum: one snapshot is its own maximum, and collect's two samples are seconds apart",
+	"NICFirmwareSkew":             "compares firmware versions across the hosts of a pool: one bundle is one host",
+	"NICFirmwareKnownBad":         "the known-bad list is empty in the shipped rules, and nic_devlink_info is not exported from bundles (mlxfwmanager is an inventory)",
+	"NICDriverKnownBad":           "the known-bad list is empty in the shipped rules",
 }
 
 // reachBundle builds the bundle of a table row, with reachUptime.
