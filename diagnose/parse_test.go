@@ -269,6 +269,8 @@ func FuzzParseLinkSettings(f *testing.F) {
 func FuzzAnalyze(f *testing.F) {
 	f.Add([]byte(readFixture(f, "mlx5_fault/dmesg_mlx5.txt")))
 	f.Add([]byte(readFixture(f, "ena_fault/sos_commands/networking/ethtool_-S_eth0")))
+	f.Add([]byte("# HELP nic_vma_files x\n# TYPE nic_vma_files gauge\nnic_vma_files{state=\"refused\"} 1\n# EOF\n"))
+	f.Add([]byte("FEC parameters for eth0:\nActive FEC encoding: RS\nStatistics:\n  uncorrectable_blocks: 3 [ per_lane: 1, 2 ]\n"))
 	e := rules(f)
 	alerts := alertRules(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
