@@ -86,6 +86,15 @@ const (
 	moduleRxRow   = "b0: 61 a8 00 00 00 00 00 00 00 00 20 7e 1e 52 1d a2"
 )
 
+// hwmonSysfs is collect's hwmon_sysfs.txt of one mlx5 function behind
+// eth0 whose ASIC sensor reads the temperature given in millidegrees,
+// against mlx5's 105 °C critical threshold (the demo host's layout).
+func hwmonSysfs(milli int) string {
+	const dir = "bus/pci/devices/0000:08:00.0/"
+	return fmt.Sprintf("%shwmon/hwmon2/name:mlx5\n%shwmon/hwmon2/temp1_crit:105000\n%shwmon/hwmon2/temp1_input:%d\n"+
+		"%shwmon/hwmon2/temp1_label:asic\n%snet/eth0/ifindex:2\n", dir, dir, dir, milli, dir, dir)
+}
+
 // reachable is the table alert -> bundle format -> bundle: for each
 // alert of alerts.yml whose series a bundle format diagnose reads can
 // carry, a bundle that shows it.
@@ -124,6 +133,8 @@ var reachable = []struct {
 	{"NICTransceiverRxPowerLow", "ethtool -m (collect)", map[string]string{"ethtool_-m_eth0.txt": modulePatch + moduleRxRow + " => b0: 61 a8 00 00 00 00 00 00 00 00 03 e8 1e 52 1d a2"}},
 	{"NICTransceiverRxPowerLowAlarm", "ethtool -m (collect)", map[string]string{"ethtool_-m_eth0.txt": modulePatch + moduleRxRow + " => b0: 61 a8 00 00 00 00 00 00 00 00 00 64 1e 52 1d a2"}},
 	{"NICTransceiverTemperatureHigh", "ethtool -m (collect)", map[string]string{"ethtool_-m_eth0.txt": modulePatch + moduleTempRow + " => 00: 19 40 04 07 00 00 00 00 00 00 00 00 00 00 48 00"}},
+	{"NICTemperatureHigh", "hwmon_sysfs.txt (collect)", map[string]string{"hwmon_sysfs.txt": hwmonSysfs(96000)}},
+	{"NICTemperatureCritical", "hwmon_sysfs.txt (collect)", map[string]string{"hwmon_sysfs.txt": hwmonSysfs(106000)}},
 	{"NICInfiniBandSymbolErrors", "ib_counters (collect)", map[string]string{"ib_counters_mlx5_0_1.txt": counters("link_downed:0", "symbol_error:50")}},
 	{"NICInfiniBandLinkDowned", "ib_counters (collect)", map[string]string{"ib_counters_mlx5_0_1.txt": counters("link_downed:1", "symbol_error:0")}},
 	{"NICInfiniBandCounterSaturated", "ib_counters (collect)", map[string]string{"ib_counters_mlx5_0_1.txt": counters("symbol_error:65535")}},
@@ -162,8 +173,6 @@ var unreachable = map[string]string{
 	"NICExporterCollectorDown":         "the exporter's self-metrics: no bundle format carries them",
 	"NICExporterDevicesMissing":        "the exporter's self-metrics, compared with their 6-hour maximum: no bundle format carries them",
 	"NICDevlinkEvidenceCaptured":       "counts the daemon's own evidence captures; a bundle's evidence files are read as reporter states",
-	"NICTemperatureHigh":               "hwmon sensors (sysfs): no format diagnose reads carries them",
-	"NICTemperatureCritical":           "hwmon sensors (sysfs): no format diagnose reads carries them",
 	"NICENAConntrackAllowanceLow":      "compares a level with its 1-day maximum: one snapshot is its own maximum, and collect's two samples are seconds apart",
 	"NICVMANoBuffers":                  "libvma shared-memory statistics of running applications: not in bundles",
 	"NICVMAOSFallback":                 "libvma shared-memory statistics of running applications: not in bundles",
