@@ -246,6 +246,8 @@ func (a *Analyzer) recognise(f File) string {
 		return KindNetdevSysfs
 	case has(hwmonSysfsLine.MatchString):
 		return KindHwmonSysfs
+	case has(prefix("Adapter: ")) && has(isSensorsMlx5Chip):
+		return KindSensors
 	case has(prefix("page addr=0x")):
 		return KindModuleDump
 	case has(prefix("driver ")) && has(prefix("versions:")):
@@ -498,8 +500,12 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 			return err
 		}
 		r.series.addNetdevSysfs(f.Name, ifs)
-	case KindHwmonSysfs:
-		h, err := ParseHwmonSysfs(string(f.Data))
+	case KindHwmonSysfs, KindSensors:
+		parse := ParseHwmonSysfs
+		if kind == KindSensors {
+			parse = ParseSensors
+		}
+		h, err := parse(string(f.Data))
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"io/fs"
+	"math"
 	"path"
 	"regexp"
 	"sort"
@@ -242,4 +243,135 @@ func hwmonEvidence(in []hwmonInput, into map[string]string) {
 			}
 		}
 	}
+}
+
+// KindSensors is the text output of lm-sensors' `sensors`; diagnose
+// reads its mlx5 chips.
+const KindSensors = "sensors (lm-sensors)"
+
+// sensorsChip is the heading of a chip in `sensors` output:
+// "mlx5-pci-bc01", "coretemp-isa-0000", "mlx5_0000:a2:00.0-virtual-0".
+var sensorsChip = regexp.MustCompile(`^(\S+)-([a-z0-9]+)-([0-9a-f]+)$`)
+
+// sensorsMlx5Zone is the name of an mlx5 thermal zone (kernels 6.4 and
+// 6.5), which libsensors shows as a virtual chip named after the zone's
+// type: "mlx5_0000:a2:00.0-virtual-0".
+var sensorsMlx5Zone = regexp.MustCompile(`^mlx5_([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])$`)
+
+// sensorsTemp is a temperature line of a chip: "asic:  +62.0°C  (crit =
+// +105.0°C, highest = +74.0°C)". The degree sign is "°" in a UTF-8
+// locale, byte 0xb0 in Latin-1 and absent in others.
+var sensorsTemp = regexp.MustCompile(`^([^:]+):\s+(\S+?)\s?(?:°|\x{fffd})?C(?:\s+(.*))?$`)
+
+// sensorsLimit is one limit in the parentheses after a temperature; the
+// ones the hwmon attributes the daemon reads have: crit (temp<N>_crit),
+// emerg (temp<N>_emergency) and highest (temp<N>_highest).
+var sensorsLimit = regexp.MustCompile(`\b(crit|emerg|highest)\s*=\s*([+-]?[0-9]+(?:\.[0-9]+)?)`)
+
+// ParseSensors parses the text output of lm-sensors' `sensors` into the
+// sysfs attributes it was printed from, for the chips of mlx5 functions:
+// a chip mlx5-pci-ADDR is the hwmon device (named mlx5) of the PCI
+// function ADDR gives (libsensors writes (domain << 16) + (bus << 8) +
+// (device << 3) + function in hex), each of its temperatures a channel
+// with its label (sensors prints the temp<N>_label, or temp<N> without
+// one, as the daemon names the sensor) and its value, crit, emerg and
+// highest in millidegrees; a chip mlx5_ADDR-virtual-N is the function's
+// mlx5 thermal zone (its type and temp). Other chips (coretemp, nvme) are
+// not NICs and are skipped. sensors prints a tenth of a degree, so the
+// values are rounded as printed, and names no interface, so the series
+// get the function's address as device. A temperature that does not parse
+// (N/A for a failed read) is left out and noted in Rejected. Like grep's,
+// the format has no library reader in Go.
+func ParseSensors(text string) (*HwmonSysfs, error) {
+	h := &HwmonSysfs{Attrs: map[string]HwmonAttr{}}
+	seen := map[string]bool{}
+	dir, zone, channel, chips := "", false, 0, 0
+	set := func(p, v string, line int) { h.Attrs[p] = HwmonAttr{Value: v, Line: Line(line)} }
+	function := func(addr string) {
+		if !seen[addr] {
+			seen[addr] = true
+			h.Functions = append(h.Functions, HwmonFunction{Address: addr})
+		}
+	}
+	limits := func(s, prefix string, line int) {
+		for _, m := range sensorsLimit.FindAllStringSubmatch(s, -1) {
+			if v, ok := millidegrees(m[2]); ok {
+				set(prefix+map[string]string{"crit": "_crit", "emerg": "_emergency", "highest": "_highest"}[m[1]], v, line)
+			}
+		}
+	}
+	for i, raw := range strings.Split(text, "\n") {
+		l := strings.TrimSpace(raw)
+		if l == "" {
+			dir = ""
+			continue
+		}
+		if m := sensorsChip.FindStringSubmatch(l); m != nil {
+			dir, channel = "", 0
+			if a := sensorsMlx5Zone.FindStringSubmatch(m[1]); a != nil && m[2] == "virtual" {
+				dir, zone = path.Join("class/thermal", "thermal_zone"+strconv.Itoa(chips)), true
+				set(dir+"/type", m[1], i+1)
+				function(a[1])
+			} else if v, err := strconv.ParseUint(m[3], 16, 32); err == nil && m[1] == "mlx5" && m[2] == "pci" {
+				addr := fmt.Sprintf("%04x:%02x:%02x.%x", v>>16, (v>>8)&0xff, (v>>3)&0x1f, v&7)
+				dir, zone = path.Join("bus/pci/devices", addr, "hwmon", "hwmon"+strconv.Itoa(chips)), false
+				set(dir+"/name", m[1], i+1)
+				function(addr)
+			}
+			if dir != "" {
+				chips++
+			}
+			continue
+		}
+		switch {
+		case dir == "" || strings.HasPrefix(l, "Adapter:"):
+		case strings.HasPrefix(l, "(") && channel > 0 && !zone:
+			limits(l, fmt.Sprintf("%s/temp%d", dir, channel), i+1)
+		default:
+			m := sensorsTemp.FindStringSubmatch(l)
+			v, ok := "", false
+			if m != nil {
+				v, ok = millidegrees(m[2])
+			}
+			if !ok {
+				if label, val, found := strings.Cut(l, ":"); found {
+					h.Rejected = append(h.Rejected, fmt.Sprintf("line %d: %s %q is not a temperature", i+1, label, strings.TrimSpace(val)))
+				}
+				continue
+			}
+			channel++
+			if zone {
+				if channel == 1 { // a zone has one temperature
+					set(dir+"/temp", v, i+1)
+				}
+				continue
+			}
+			prefix := fmt.Sprintf("%s/temp%d", dir, channel)
+			set(prefix+"_input", v, i+1)
+			set(prefix+"_label", m[1], i+1)
+			limits(m[3], prefix, i+1)
+		}
+	}
+	if chips == 0 {
+		return nil, fmt.Errorf("no mlx5 chips")
+	}
+	sort.Slice(h.Functions, func(i, j int) bool { return h.Functions[i].Address < h.Functions[j].Address })
+	return h, nil
+}
+
+// millidegrees converts a temperature sensors printed ("+62.0") to the
+// millidegrees of the hwmon attribute.
+func millidegrees(s string) (string, bool) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > 1e6 {
+		return "", false
+	}
+	return strconv.FormatInt(int64(math.Round(v*1000)), 10), true
+}
+
+// isSensorsMlx5Chip reports whether a line is the heading of an mlx5
+// chip of `sensors` output.
+func isSensorsMlx5Chip(l string) bool {
+	m := sensorsChip.FindStringSubmatch(l)
+	return m != nil && (m[1] == "mlx5" && m[2] == "pci" || m[2] == "virtual" && sensorsMlx5Zone.MatchString(m[1]))
 }

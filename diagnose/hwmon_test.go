@@ -1,6 +1,10 @@
 package diagnose
 
 import (
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -182,5 +186,134 @@ func FuzzParseHwmonSysfs(f *testing.F) {
 		// The netdev collector's reading takes whatever the file holds.
 		hwmonSnapshot(&Report{hwmon: []hwmonInput{{file: "f", h: h}}}, zap.NewNop())
 		hwmonEvidence([]hwmonInput{{file: "f", h: h}}, map[string]string{})
+	})
+}
+
+// TestSensorsRealWorld reads the `sensors` outputs of the real-world
+// corpus (testdata/realworld/hwmon, each naming its source) as diagnose
+// reads a bundle file: recognised by content, the mlx5 chips become the
+// series the daemon exports for the functions' hwmon devices or thermal
+// zones, the other chips none, and nothing is left out.
+func TestSensorsRealWorld(t *testing.T) {
+	asic := func(addr string, input, highest float64) map[string]float64 {
+		l := `{chip="mlx5",device="` + addr + `",pci_address="` + addr + `",sensor="asic"}`
+		return map[string]float64{"nic_hwmon_temperature_celsius" + l: input, "nic_hwmon_temperature_critical_celsius" + l: 105,
+			"nic_hwmon_temperature_highest_celsius" + l: highest}
+	}
+	merge := func(ms ...map[string]float64) map[string]float64 {
+		out := map[string]float64{}
+		for _, m := range ms {
+			for k, v := range m {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		file string
+		want map[string]float64
+	}{
+		{"mlx5_bf2_sensors_scion_workstation.txt", merge(asic("0000:4e:00.0", 59, 70), asic("0000:4e:00.1", 59, 70),
+			asic("0000:85:00.0", 57, 66), asic("0000:85:00.1", 57, 66), asic("0000:bc:00.0", 62, 74), asic("0000:bc:00.1", 62, 74))},
+		{"mlx5_thermal_zone_sensors_mate134.txt", map[string]float64{
+			`nic_hwmon_temperature_celsius{chip="thermal_zone",device="0000:a2:00.0",pci_address="0000:a2:00.0",sensor="asic"}`: 41}},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("..", "testdata", "realworld", "hwmon", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := analyzer(t).Analyze(bundleOf(t, map[string]string{tt.file: string(data)}))
+			if len(r.Files) != 1 || r.Files[0].Kind != KindSensors || r.Files[0].Note != "" || len(r.Findings) != 0 {
+				t.Fatalf("files %+v, findings %+v", r.Files, r.Findings)
+			}
+			got := seriesOf(t, hwmonSnapshot(r, zap.NewNop()))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("series (-want +got):\n%s", diff)
+			}
+			ev := map[string]string{}
+			hwmonEvidence(r.hwmon, ev)
+			for k := range tt.want {
+				if !strings.HasPrefix(ev[k], tt.file+":") {
+					t.Errorf("series %s has evidence %q", k, ev[k])
+				}
+			}
+		})
+	}
+}
+
+func TestParseSensors(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		text     string
+		attrs    map[string]string
+		rejected []string
+		err      bool
+	}{
+		{name: "domain, an unlabelled channel, Latin-1 degree sign, limits on the next line, a failed read",
+			text: "mlx5-pci-10bc01\nAdapter: PCI adapter\ntemp1:        +48.1\xb0C  (crit = +105.0\xb0C)\n" +
+				"Module0:      +57.0 C  (highest = +58.0 C)\n                       (emerg = +120.0 C)\nsensor2:          N/A\n",
+			attrs: map[string]string{
+				"bus/pci/devices/0010:bc:00.1/hwmon/hwmon0/name":            "mlx5",
+				"bus/pci/devices/0010:bc:00.1/hwmon/hwmon0/temp1_input":     "48100",
+				"bus/pci/devices/0010:bc:00.1/hwmon/hwmon0/temp1_label":     "temp1",
+				"bus/pci/devices/0010:bc:00.1/hwmon/hwmon0/temp1_crit":      "105000",
+				"bus/pci/devices/0010:bc:00.1/hwmon/hwmon0/temp2_input":     "57000",
+				"bus/pci/devices/0010:bc:00.1/hwmon/hwmon0/temp2_label":     "Module0",
+				"bus/pci/devices/0010:bc:00.1/hwmon/hwmon0/temp2_highest":   "58000",
+				"bus/pci/devices/0010:bc:00.1/hwmon/hwmon0/temp2_emergency": "120000",
+			},
+			rejected: []string{`line 6: sensor2 "N/A" is not a temperature`}},
+		{name: "only other chips", text: "nvme-pci-0100\nAdapter: PCI adapter\nComposite:    +27.9°C\n", err: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := ParseSensors(tt.text)
+			if (err != nil) != tt.err {
+				t.Fatalf("error %v, want error %v", err, tt.err)
+			}
+			if err != nil {
+				return
+			}
+			got := map[string]string{}
+			for p, a := range h.Attrs {
+				got[p] = a.Value
+			}
+			if diff := cmp.Diff(tt.attrs, got); diff != "" {
+				t.Errorf("attributes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.rejected, h.Rejected); diff != "" {
+				t.Errorf("rejected (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func FuzzParseSensors(f *testing.F) {
+	for _, name := range []string{"mlx5_bf2_sensors_scion_workstation.txt", "mlx5_thermal_zone_sensors_mate134.txt"} {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", "realworld", "hwmon", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(data))
+	}
+	f.Add("mlx5-pci-ffffffff\nasic: +1e308°C (crit = +NaN°C, highest = -99999999999°C)\n(crit = +1°C)\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		h, err := ParseSensors(s)
+		if err != nil {
+			return
+		}
+		for p, a := range h.Attrs {
+			if hwmonTempAttr.MatchString(path.Base(p)) {
+				if _, err := strconv.ParseInt(a.Value, 10, 64); err != nil {
+					t.Fatalf("%s = %q is not millidegrees", p, a.Value)
+				}
+			}
+		}
+		for _, fn := range h.Functions {
+			if !pciAddress.MatchString(fn.Address) {
+				t.Fatalf("function %q", fn.Address)
+			}
+		}
+		hwmonSnapshot(&Report{hwmon: []hwmonInput{{file: "f", h: h}}}, zap.NewNop())
 	})
 }
