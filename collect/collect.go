@@ -292,8 +292,9 @@ func name(dir, file string) string {
 }
 
 // sample takes one sample of the counters into dir: ethtool -S, the
-// devlink health reporters, the PCIe link and AER attributes, the
-// InfiniBand counters and the exporter's /metrics.
+// devlink health reporters, the PCIe link and AER attributes, the NIC
+// functions' temperatures, the InfiniBand counters and the exporter's
+// /metrics.
 func (c *collector) sample(ctx context.Context, dir string) {
 	if c.src.Refresh != nil {
 		if err := c.src.Refresh(); err != nil {
@@ -315,6 +316,7 @@ func (c *collector) sample(ctx context.Context, dir string) {
 	c.fecSample(dir)
 	c.devlinkSample(ctx, dir)
 	c.pciSample(dir)
+	c.hwmonSample(dir)
 	c.netdevSample(dir)
 	c.infinibandSample(dir)
 	if c.cfg.URL != "" {

@@ -139,13 +139,13 @@ var roundTrip = map[string][]string{
 	"roce_congestion":      {"NICPFCPauseStorm", "NICRDMARetransmissions", "NICRoCECongestion"},
 	"rnr_retry":            {"NICInfiniBandRNRRetriesExceeded", "NICRDMAReceiverNotReady"},
 	"efa_srd_degraded":     {"NICEFARDMAWorkRequestErrors", "NICEFARetransmissions", "NICEFARxDrops"},
+	"nic_overheating":      {"NICTemperatureCritical", "NICTemperatureHigh"},
 }
 
 // notInBundle lists the faults a bundle does not show, and why.
 // docs/support-bundles.md has the same table.
 var notInBundle = map[string]string{
 	"pcie_aer":             "counter: TOTAL_ERR_NONFATAL in pci_sysfs.txt is 1 in both samples (one message per activation, before the first sample), so the rate between them is 0",
-	"nic_overheating":      "hwmon temperatures: collect does not read hwmon",
 	"fabric_congestion":    "far-end switch port counters: collect sends no MADs into the fabric",
 	"fabric_symbol_errors": "far-end switch port counters: collect sends no MADs into the fabric",
 	"vma_daemon_down":      "application log of a VMA process: not host NIC state, collect does not read application files",

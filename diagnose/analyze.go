@@ -107,6 +107,9 @@ type Report struct {
 	rdmaFiles []rdmaFile
 	// exporter are the exporter's own /metrics files of the sample.
 	exporter []exporterFile
+	// hwmon are the sample's hwmon sysfs files, for the netdev
+	// collector's temperature reading.
+	hwmon []hwmonInput
 	// manifest is collect's manifest.json, when the bundle has one.
 	manifest *collectManifest
 	// earlier is the report of collect's first sample (earlier_sample/),
@@ -252,6 +255,10 @@ func (a *Analyzer) recognise(f File) string {
 		return KindPCISysfs
 	case has(netdevSysfsCarrier.MatchString):
 		return KindNetdevSysfs
+	case has(hwmonSysfsLine.MatchString):
+		return KindHwmonSysfs
+	case has(prefix("Adapter: ")) && has(isSensorsMlx5Chip):
+		return KindSensors
 	case has(prefix("page addr=0x")):
 		return KindModuleDump
 	case has(prefix("driver ")) && has(prefix("versions:")):
@@ -503,6 +510,19 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 			return err
 		}
 		r.series.addNetdevSysfs(f.Name, ifs)
+	case KindHwmonSysfs, KindSensors:
+		parse := ParseHwmonSysfs
+		if kind == KindSensors {
+			parse = ParseSensors
+		}
+		h, err := parse(string(f.Data))
+		if err != nil {
+			return err
+		}
+		for _, why := range h.Rejected {
+			res.addNote("left out: " + why)
+		}
+		r.hwmon = append(r.hwmon, hwmonInput{file: f.Name, h: h})
 	case KindModuleDump:
 		return r.series.addModule(f.Name, string(f.Data))
 	case KindDevlinkInfo:

@@ -126,6 +126,7 @@ func sampleSeries(r *Report, rules *logrules.Engine, alerts *ruleeval.Rules, at 
 	for _, f := range r.rdmaFiles {
 		evidence["rdma\x00"+f.path] = f.evidence
 	}
+	hwmonEvidence(r.hwmon, evidence)
 	return out, evidence, nil
 }
 

@@ -234,6 +234,9 @@ func collect(r *Report, rules *logrules.Engine, at time.Time, log *zap.Logger) (
 		}
 		snaps = append(snaps, s)
 	}
+	if s := hwmonSnapshot(r, log); s != nil {
+		snaps = append(snaps, s)
+	}
 	if s := r.series.snapshot(); s != nil {
 		snaps = append(snaps, s)
 	}

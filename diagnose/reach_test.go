@@ -101,6 +101,15 @@ const (
 	moduleRxRow   = "b0: 61 a8 00 00 00 00 00 00 00 00 20 7e 1e 52 1d a2"
 )
 
+// hwmonSysfs is collect's hwmon_sysfs.txt of one mlx5 function behind
+// eth0 whose ASIC sensor reads the temperature given in millidegrees,
+// against mlx5's 105 °C critical threshold (the demo host's layout).
+func hwmonSysfs(milli int) string {
+	const dir = "bus/pci/devices/0000:08:00.0/"
+	return fmt.Sprintf("%shwmon/hwmon2/name:mlx5\n%shwmon/hwmon2/temp1_crit:105000\n%shwmon/hwmon2/temp1_input:%d\n"+
+		"%shwmon/hwmon2/temp1_label:asic\n%snet/eth0/ifindex:2\n", dir, dir, dir, milli, dir, dir)
+}
+
 // reachable is the table alert -> bundle format -> bundle: for each
 // alert of alerts.yml whose series a bundle format diagnose reads can
 // carry, a bundle that shows it.
@@ -127,8 +136,6 @@ var reachable = []struct {
 	{"NICFabricRemoteRcvErrors", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_fabric_remote_port_rcv_errors_total{device=\"mlx5_0\",port=\"1\",remote_guid=\"0x0002c90300a1b2c3\",remote_node=\"switch-7\",remote_port=\"12\"} 400 counter")}},
 	{"NICFabricCongestion", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_fabric_remote_port_xmit_wait_total{device=\"mlx5_0\",port=\"1\",remote_guid=\"0x0002c90300a1b2c3\",remote_node=\"switch-7\",remote_port=\"12\"} 4294967295 counter")}},
 	{"NICFabricLinkEndsDisagree", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_fabric_remote_port_state{device=\"mlx5_0\",port=\"1\",remote_guid=\"0x0002c90300a1b2c3\",remote_node=\"switch-7\",remote_port=\"12\"} 1 gauge", "nic_fabric_local_port_state{device=\"mlx5_0\",port=\"1\"} 4 gauge")}},
-	{"NICTemperatureHigh", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_hwmon_temperature_celsius{device=\"enp8s0f1np1\",pci_address=\"0000:08:00.1\",chip=\"mlx5\",sensor=\"sensor0\"} 96 gauge", "nic_hwmon_temperature_critical_celsius{device=\"enp8s0f1np1\",pci_address=\"0000:08:00.1\",chip=\"mlx5\",sensor=\"sensor0\"} 105 gauge")}},
-	{"NICTemperatureCritical", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_hwmon_temperature_celsius{device=\"enp8s0f1np1\",pci_address=\"0000:08:00.1\",chip=\"mlx5\",sensor=\"sensor0\"} 106 gauge", "nic_hwmon_temperature_critical_celsius{device=\"enp8s0f1np1\",pci_address=\"0000:08:00.1\",chip=\"mlx5\",sensor=\"sensor0\"} 105 gauge")}},
 	{"NICDevlinkFwFatalError", "devlink health show", map[string]string{"devlink_health.txt": devlinkHealth("fw_fatal", "error", 1)}},
 	{"NICDevlinkFwError", "devlink health show", map[string]string{"devlink_health.txt": devlinkHealth("fw", "healthy", 1)}},
 	{"NICDevlinkVnicError", "devlink health show", map[string]string{"devlink_health.txt": devlinkHealth("vnic", "healthy", 2)}},
@@ -162,6 +169,8 @@ var reachable = []struct {
 	{"NICTransceiverRxPowerLow", "ethtool -m (collect)", map[string]string{"ethtool_-m_eth0.txt": modulePatch + moduleRxRow + " => b0: 61 a8 00 00 00 00 00 00 00 00 03 e8 1e 52 1d a2"}},
 	{"NICTransceiverRxPowerLowAlarm", "ethtool -m (collect)", map[string]string{"ethtool_-m_eth0.txt": modulePatch + moduleRxRow + " => b0: 61 a8 00 00 00 00 00 00 00 00 00 64 1e 52 1d a2"}},
 	{"NICTransceiverTemperatureHigh", "ethtool -m (collect)", map[string]string{"ethtool_-m_eth0.txt": modulePatch + moduleTempRow + " => 00: 19 40 04 07 00 00 00 00 00 00 00 00 00 00 48 00"}},
+	{"NICTemperatureHigh", "hwmon_sysfs.txt (collect)", map[string]string{"hwmon_sysfs.txt": hwmonSysfs(96000)}},
+	{"NICTemperatureCritical", "hwmon_sysfs.txt (collect)", map[string]string{"hwmon_sysfs.txt": hwmonSysfs(106000)}},
 	{"NICInfiniBandSymbolErrors", "ib_counters (collect)", map[string]string{"ib_counters_mlx5_0_1.txt": counters("link_downed:0", "symbol_error:50")}},
 	{"NICInfiniBandLinkDowned", "ib_counters (collect)", map[string]string{"ib_counters_mlx5_0_1.txt": counters("link_downed:1", "symbol_error:0")}},
 	{"NICInfiniBandCounterSaturated", "ib_counters (collect)", map[string]string{"ib_counters_mlx5_0_1.txt": counters("symbol_error:65535")}},
