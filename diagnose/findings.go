@@ -150,6 +150,7 @@ func sampleSeries(r *Report, rules *logrules.Engine, alerts *ruleeval.Rules, at 
 	for _, f := range r.rdmaFiles {
 		evidence["rdma\x00"+f.path] = f.evidence
 	}
+	addStatsEvidence(r.statsFiles, evidence)
 	return out, evidence, nil
 }
 
@@ -163,6 +164,9 @@ func whereRead(lbls map[string]string, evidence map[string]string) string {
 		return evidence["kmsg\x00"+lbls["device"]+"\x00"+lbls["event"]]
 	}
 	if at, ok := rdmaEvidence(lbls, evidence); ok {
+		return at
+	}
+	if at, ok := statsEvidence(lbls, evidence); ok {
 		return at
 	}
 	if stat, ok := strings.CutPrefix(name, "nic_ethtool_"); ok {

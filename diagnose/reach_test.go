@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,10 @@ import (
 	"testing"
 
 	"github.com/nic-exporter/nic_exporter/internal/ruleeval"
+	"github.com/nic-exporter/nic_exporter/vmastats"
+	"github.com/nic-exporter/nic_exporter/vmastats/vmastatstest"
+	"github.com/nic-exporter/nic_exporter/xliostats"
+	"github.com/nic-exporter/nic_exporter/xliostats/xliostatstest"
 )
 
 // The bundles of the reachability table are built from the formats
@@ -86,6 +91,67 @@ const (
 	moduleRxRow   = "b0: 61 a8 00 00 00 00 00 00 00 00 20 7e 1e 52 1d a2"
 )
 
+// vmaStats is a libvma 9.8.84 statistics file (vmastatstest's sample: a
+// UDP and an established TCP socket, one CQ, two buffer pools) with every
+// drop, "no buffers" and OS-path count zero, then edit applied. The
+// encoder writes the layout of libvma's vma_stats.h; vmastats' golden
+// test checks its decoder against files the real library wrote.
+func vmaStats(edit func(*vmastats.Stats)) string {
+	s := vmastatstest.Sample(vmastats.LayoutB)
+	for i := range s.CQs {
+		s.CQs[i].RxPktDrop = 0
+	}
+	for i := range s.BufferPools {
+		s.BufferPools[i].NoBuffers = 0
+	}
+	for i := range s.Sockets {
+		s.Sockets[i].Counters = [vmastats.NumCounters]uint32{}
+		s.Sockets[i].Counters[vmastats.RxPackets] = 1000
+	}
+	edit(s)
+	b, err := vmastatstest.Encode(s)
+	if err != nil {
+		panic("encoding the reachability bundle's libvma file: " + err.Error())
+	}
+	return string(b)
+}
+
+// xlioStats is a libxlio 3.70.2 statistics file (as DOCA ships it, with
+// UTLS) with two socket slots, an rx buffer pool, a CQ and one TCP socket
+// in slot 0, with the values given for them (xliostatstest writes the
+// file through the layout table the decoder reads; a test checks its
+// empty file byte for byte against ones real libxlio wrote).
+func xlioStats(pool, cq, sock map[string]uint64) string {
+	f, err := xliostatstest.NewFile("8acf4c5e11413c1da2c7f27b2ec26476", true, [4]uint16{3, 70, 2, 0}, 2)
+	if err != nil {
+		panic("writing the reachability bundle's libxlio file: " + err.Error())
+	}
+	set := func(array string, v map[string]uint64) {
+		if err := errors.Join(f.Enable(array, 0), f.SetAll(array, 0, v)); err != nil {
+			panic("writing the reachability bundle's libxlio file: " + err.Error())
+		}
+	}
+	set("bpool_inst_arr", merge(map[string]uint64{"is_rx": 1, "n_buffer_pool_size": 4096}, pool))
+	set("cq_inst_arr", merge(map[string]uint64{"n_rx_packet_count": 1000}, cq))
+	set("skt_inst_arr", merge(map[string]uint64{"fd": 9, "inode": 5120002, "socket_type": xliostats.SockStream, "tcp_state": 4,
+		"sa_family": 2, "b_is_offloaded": 1, "n_rx_packets": 1000}, sock))
+	return string(f.B)
+}
+
+func merge(a, b map[string]uint64) map[string]uint64 {
+	for k, v := range b {
+		a[k] = v
+	}
+	return a
+}
+
+// noHandshake is a collect manifest that says the statistics file name
+// was read without the reader handshake.
+func noHandshake(name string, pid int) string {
+	return fmt.Sprintf(`{"tool": "nic_exporter collect", "files": [{"name": %q, "source": "/tmp/%s", "process": {"pid": %d, "comm": "md_feed", "reader_handshake": false}}]}`,
+		name, filepath.Base(name), pid)
+}
+
 // reachable is the table alert -> bundle format -> bundle: for each
 // alert of alerts.yml whose series a bundle format diagnose reads can
 // carry, a bundle that shows it.
@@ -151,6 +217,19 @@ var reachable = []struct {
 	{"NICKernelLogPCIeCorrected", "kernel log", map[string]string{"dmesg.txt": kernelLog("pcieport 0000:00:1d.0: AER: Corrected error received: 0000:07:00.0", 6)}},
 	{"NICKernelLogDeviceInitFailed", "kernel log", map[string]string{"dmesg.txt": kernelLog("mlx5_core.eth: probe of mlx5_core.eth.1 failed with error -22", 1)}},
 	{"NICKernelLogRDMAErrors", "kernel log", map[string]string{"dmesg.txt": kernelLog("infiniband rocep7s0f1: Fatal error (1) on MAD QP (1)", 1)}},
+	{"NICVMANoBuffers", "vmastat.PID (collect)", map[string]string{"vma/vmastat.4242": vmaStats(func(s *vmastats.Stats) { s.BufferPools[0].NoBuffers = 20 })}},
+	{"NICVMADrops", "vmastat.PID (collect)", map[string]string{"vma/vmastat.4242": vmaStats(func(s *vmastats.Stats) { s.CQs[0].RxPktDrop = 5000 })}},
+	{"NICVMAOSFallback", "vmastat.PID (collect)", map[string]string{"vma/vmastat.4242": vmaStats(func(s *vmastats.Stats) {
+		s.Sockets[1].Offloaded = false
+		s.Sockets[1].Counters[vmastats.TxOSPackets] = 5000
+	})}},
+	{"NICVMAStatsStale", "vmastat.PID + manifest.json (collect)", map[string]string{"vma/vmastat.4242": vmaStats(func(*vmastats.Stats) {}),
+		"manifest.json": noHandshake("vma/vmastat.4242", 4242)}},
+	{"NICXLIONoBuffers", "xliostat.PID (collect)", map[string]string{"xlio/xliostat.4343": xlioStats(map[string]uint64{"n_buffer_pool_no_bufs": 20}, nil, nil)}},
+	{"NICXLIODrops", "xliostat.PID (collect)", map[string]string{"xlio/xliostat.4343": xlioStats(nil, map[string]uint64{"n_rx_sw_pkt_drops": 5000}, nil)}},
+	{"NICXLIOOSFallback", "xliostat.PID (collect)", map[string]string{"xlio/xliostat.4343": xlioStats(nil, nil, map[string]uint64{"b_is_offloaded": 0, "n_tx_os_packets": 5000})}},
+	{"NICXLIOStatsStale", "xliostat.PID + manifest.json (collect)", map[string]string{"xlio/xliostat.4343": xlioStats(nil, nil, nil),
+		"manifest.json": noHandshake("xlio/xliostat.4343", 4343)}},
 	{"NICKernelLogIOMMUFault", "kernel log", map[string]string{"dmesg.txt": kernelLog("mlx5_core 0000:c1:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x002f address=0x24d08000 flags=0x0000]", 1)}},
 }
 
@@ -165,16 +244,8 @@ var unreachable = map[string]string{
 	"NICTemperatureHigh":               "hwmon sensors (sysfs): no format diagnose reads carries them",
 	"NICTemperatureCritical":           "hwmon sensors (sysfs): no format diagnose reads carries them",
 	"NICENAConntrackAllowanceLow":      "compares a level with its 1-day maximum: one snapshot is its own maximum, and collect's two samples are seconds apart",
-	"NICVMANoBuffers":                  "libvma shared-memory statistics of running applications: not in bundles",
-	"NICVMAOSFallback":                 "libvma shared-memory statistics of running applications: not in bundles",
-	"NICVMADrops":                      "libvma shared-memory statistics of running applications: not in bundles",
-	"NICVMAStatsStale":                 "the exporter's reader handshake with libvma: not in bundles",
-	"NICVMAStatsFilesRejected":         "the exporter's view of libvma statistics files: not in bundles",
-	"NICXLIONoBuffers":                 "libxlio shared-memory statistics of running applications: not in bundles",
-	"NICXLIOOSFallback":                "libxlio shared-memory statistics of running applications: not in bundles",
-	"NICXLIODrops":                     "libxlio shared-memory statistics of running applications: not in bundles",
-	"NICXLIOStatsStale":                "the exporter's reader handshake with libxlio: not in bundles",
-	"NICXLIOStatsFilesRejected":        "the exporter's view of libxlio statistics files: not in bundles",
+	"NICVMAStatsFilesRejected":         "the exporter's count of libvma statistics files it refused: collect notes such files in the manifest, and diagnose notes a bundle file that does not decode, without counting either",
+	"NICXLIOStatsFilesRejected":        "the exporter's count of libxlio statistics files it refused: collect notes such files in the manifest, and diagnose notes a bundle file that does not decode, without counting either",
 	"NICAppLogVMAErrors":               "application logs (applog collector): diagnose does not feed VMA logs to it",
 	"NICFECUncorrectableBlocks":        "FEC statistics (ethtool --show-fec / netlink): not read by diagnose",
 	"NICLinkDownWithReason":            "the driver's link down reason (ethtool netlink): not read by diagnose",
