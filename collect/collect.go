@@ -322,7 +322,7 @@ func (c *collector) sample(ctx context.Context, dir string) {
 	c.pciSample(dir)
 	c.netdevSample(dir)
 	c.infinibandSample(dir)
-	c.statsSample(dir)
+	c.statsSample(ctx, dir)
 	if c.cfg.URL != "" {
 		c.metricsSample(ctx, dir)
 	}

@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -98,8 +99,8 @@ func (c *collector) statsLibraries() []statsLibrary {
 // file, no link, size and layout checked, reader handshake), within
 // c.cfg.Stats. A file of a process that is gone is passed over, as the
 // collectors pass over it; any other file that could not be read is
-// noted with the reason.
-func (c *collector) statsSample(dir string) {
+// noted with the reason, and so are the files left when ctx is done.
+func (c *collector) statsSample(ctx context.Context, dir string) {
 	for _, lib := range c.statsLibraries() {
 		if len(lib.dirs) == 0 {
 			continue
@@ -123,7 +124,11 @@ func (c *collector) statsSample(dir string) {
 			cands = cands[:c.cfg.Stats.MaxProcesses]
 		}
 		seen := map[int]string{}
-		for _, cand := range cands {
+		for i, cand := range cands {
+			if err := ctx.Err(); err != nil {
+				c.b.unreadable(lib.what+" statistics files", fmt.Sprintf("left out: %d files not read: %v", len(cands)-i, err))
+				break
+			}
 			l, err := lib.load(cand, vmastats.LoadOptions{Liveness: liveness, Settle: statsSettle, MaxSize: c.cfg.Stats.MaxFileSize})
 			if errors.Is(err, vmastats.ErrStale) {
 				continue

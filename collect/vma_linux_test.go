@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,7 +19,8 @@ import (
 // does not map it) is refused and noted; a file of a pid that names no
 // process is passed over, as the vma collector passes over it; and the
 // size and process limits leave files out with a note, and a file
-// over the size limit is not written to (no handshake).
+// over the size limit is not written to (no handshake); once the
+// collection's time is up, the files left are noted, not read.
 func TestStatsSample(t *testing.T) {
 	dir := t.TempDir()
 	pub, err := vmastatstest.NewPublisher(dir, os.Getpid(), vmastatstest.Sample(vmastats.LayoutB))
@@ -38,12 +40,13 @@ func TestStatsSample(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, vmastats.FilePrefix+"4194303"), mine, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run := func(lim StatsLimits) *Bundle {
+	runCtx := func(ctx context.Context, lim StatsLimits) *Bundle {
 		b := &Bundle{Files: map[string][]byte{}, limits: DefaultLimits, Manifest: Manifest{Files: []FileEntry{}, Unreadable: []Unreadable{}}}
 		c := &collector{cfg: Config{Stats: lim}, src: Sources{ProcPath: "/proc", VMADirs: []string{dir}, XLIODirs: []string{filepath.Join(dir, "absent")}}, b: b}
-		c.statsSample(EarlierDir)
+		c.statsSample(ctx, EarlierDir)
 		return b
 	}
+	run := func(lim StatsLimits) *Bundle { return runCtx(context.Background(), lim) }
 	reasons := func(b *Bundle) string {
 		var s []string
 		for _, u := range b.Manifest.Unreadable {
@@ -84,6 +87,13 @@ func TestStatsSample(t *testing.T) {
 	b = run(StatsLimits{MaxFileSize: 1 << 20, MaxProcesses: 1})
 	if len(b.Files) != 0 || !strings.Contains(reasons(b), "left out: 1 files over the limit of 1 processes") {
 		t.Errorf("over the process limit: files %v, unreadable:\n%s", keys(b.Files), reasons(b))
+	}
+	// The collection's time is up: nothing more is read.
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	b = runCtx(done, DefaultStatsLimits)
+	if len(b.Files) != 0 || !strings.Contains(reasons(b), "left out: 2 files not read: context canceled") {
+		t.Errorf("after the deadline: files %v, unreadable:\n%s", keys(b.Files), reasons(b))
 	}
 }
 
