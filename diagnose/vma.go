@@ -76,21 +76,25 @@ func parseStats(name, kind string, data []byte) (statsFile, error) {
 // pid of its name, no comm, and counts as read with the handshake:
 // diagnose cannot tell, and NICVMAStatsStale on a guess would mislead.
 func resolveStatsProcesses(files []statsFile, m *collectManifest, dir string) {
-	if m == nil {
+	if m == nil || len(files) == 0 {
 		return
 	}
-	for i := range files {
-		for _, f := range m.Files {
-			if f.Name != dir+files[i].name || f.Process == nil {
-				continue
-			}
-			p := f.Process
-			files[i].proc = vmastats.Process{PID: p.PID, Comm: p.Comm}
-			if t, err := time.Parse(time.RFC3339Nano, p.Start); err == nil {
-				files[i].proc.Start = t
-			}
-			files[i].handshake = p.Handshake
+	procs := map[string]*manifestProcess{}
+	for _, f := range m.Files {
+		if f.Process != nil {
+			procs[f.Name] = f.Process
 		}
+	}
+	for i := range files {
+		p := procs[dir+files[i].name]
+		if p == nil {
+			continue
+		}
+		files[i].proc = vmastats.Process{PID: p.PID, Comm: p.Comm}
+		if t, err := time.Parse(time.RFC3339Nano, p.Start); err == nil {
+			files[i].proc.Start = t
+		}
+		files[i].handshake = p.Handshake
 	}
 }
 

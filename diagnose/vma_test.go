@@ -66,6 +66,30 @@ func TestStatsFiles(t *testing.T) {
 	})
 }
 
+// TestStatsFilesTwoSamples checks that the earlier sample's statistics
+// file gets its writer from the manifest too, so its series are the
+// first observation of the later sample's: a "no buffers" count that did
+// not rise between the samples is no finding, one that rose is.
+func TestStatsFilesTwoSamples(t *testing.T) {
+	proc := `"process": {"pid": 4242, "comm": "md_feed", "reader_handshake": true}`
+	manifest := `{"tool": "nic_exporter collect", "samples": [` +
+		`{"dir": "earlier_sample", "time": "2026-01-02T03:04:05Z", "uptime_seconds": 590},` +
+		`{"dir": "", "time": "2026-01-02T03:04:15Z", "uptime_seconds": 600}], "files": [` +
+		`{"name": "earlier_sample/vma/vmastat.4242", "source": "/tmp/vmastat.4242", ` + proc + `},` +
+		`{"name": "vma/vmastat.4242", "source": "/tmp/vmastat.4242", ` + proc + `}]}`
+	noBufs := func(n uint32) string { return vmaStats(func(s *vmastats.Stats) { s.BufferPools[0].NoBuffers = n }) }
+	for _, tc := range []struct {
+		earlier, later uint32
+		want           bool
+	}{{20, 20, false}, {20, 25, true}} {
+		r := analyzer(t).Analyze(reachBundle(t, map[string]string{"manifest.json": manifest,
+			"earlier_sample/vma/vmastat.4242": noBufs(tc.earlier), "vma/vmastat.4242": noBufs(tc.later)}))
+		if got := alertsOf(r)["NICVMANoBuffers"]; got != tc.want {
+			t.Errorf("no buffers %d, then %d: NICVMANoBuffers %v, want %v (findings %v)", tc.earlier, tc.later, got, tc.want, alertsOf(r))
+		}
+	}
+}
+
 // FuzzAnalyzeStatsFiles feeds arbitrary bytes as a libvma and a libxlio
 // statistics file of a collect bundle through recognition, the
 // libraries' decoders and the vma and xlio collectors.
