@@ -140,6 +140,12 @@ var roundTrip = map[string][]string{
 	"rnr_retry":            {"NICInfiniBandRNRRetriesExceeded", "NICRDMAReceiverNotReady"},
 	"efa_srd_degraded":     {"NICEFARDMAWorkRequestErrors", "NICEFARetransmissions", "NICEFARxDrops"},
 	"nic_overheating":      {"NICTemperatureCritical", "NICTemperatureHigh"},
+	// The libvma and libxlio statistics files; NICAppLogVMAErrors, which
+	// vma_no_buffers fires too, reads the application's log, which a
+	// bundle does not hold.
+	"vma_no_buffers":  {"NICVMADrops", "NICVMANoBuffers"},
+	"vma_os_fallback": {"NICVMAOSFallback"},
+	"xlio_no_buffers": {"NICXLIODrops", "NICXLIONoBuffers"},
 }
 
 // notInBundle lists the faults a bundle does not show, and why.
@@ -150,9 +156,6 @@ var notInBundle = map[string]string{
 	"fabric_symbol_errors": "far-end switch port counters: collect sends no MADs into the fabric",
 	"vma_daemon_down":      "application log of a VMA process: not host NIC state, collect does not read application files",
 	"vma_hugepages":        "application log of a VMA process: not host NIC state",
-	"vma_no_buffers":       "libvma shared-memory statistics of a process: not host NIC state",
-	"vma_os_fallback":      "libvma shared-memory statistics of a process: not host NIC state",
-	"xlio_no_buffers":      "libxlio shared-memory statistics of a process: not host NIC state",
 }
 
 // catalogue reads each fault's **Fires:** alerts from docs/faults.md.

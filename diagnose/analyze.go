@@ -110,6 +110,9 @@ type Report struct {
 	// hwmon are the sample's hwmon sysfs files, for the netdev
 	// collector's temperature reading.
 	hwmon []hwmonInput
+	// statsFiles are the applications' libvma and libxlio statistics
+	// files, decoded, for the vma and xlio collectors (vma.go).
+	statsFiles []statsFile
 	// manifest is collect's manifest.json, when the bundle has one.
 	manifest *collectManifest
 	// earlier is the report of collect's first sample (earlier_sample/),
@@ -342,6 +345,7 @@ func (a *Analyzer) readSample(source string, files []File, limits Limits, linesU
 	for _, f := range in.kernelLogs {
 		a.readKernelLog(r, f)
 	}
+	resolveStatsProcesses(r.statsFiles, r.manifest, "")
 	for _, df := range in.rdma {
 		dir, ok := rdmaDir(df.Name, r.manifest)
 		if !ok {
@@ -404,6 +408,7 @@ func (a *Analyzer) readEarlierSample(r *Report, files []File, limits Limits) {
 		f.Name = earlierSampleDir + f.Name
 		r.Files = append(r.Files, f)
 	}
+	resolveStatsProcesses(e.statsFiles, r.manifest, earlierSampleDir)
 	r.earlier, r.earlierAt = e, later.Sub(first)
 }
 
@@ -413,7 +418,10 @@ func (a *Analyzer) readEarlierSample(r *Report, files []File, limits Limits) {
 // pass); text is analysed in lines, within the limits lim, counted
 // against the bundle's totals in r.
 func (a *Analyzer) readFile(r *Report, f File, lim Limits, in *bundleInputs) {
-	kind := recogniseJSON(f.Data)
+	kind := statsKind(f.Name)
+	if kind == "" {
+		kind = recogniseJSON(f.Data)
+	}
 	var cut fileText
 	if kind == "" {
 		cut = analysedText(f.Data, lim, lim.MaxBundleLines-r.linesAnalysed, lim.MaxBundleTextBytes-r.textBytesAnalysed)
@@ -539,6 +547,12 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 			return err
 		}
 		r.exporter = append(r.exporter, exporterFile{name: f.Name, fams: fams})
+	case KindVMAStats, KindXLIOStats:
+		sf, err := parseStats(f.Name, kind, f.Data)
+		if err != nil {
+			return err
+		}
+		r.statsFiles = append(r.statsFiles, sf)
 	case KindCollectManifest:
 		m, err := parseManifest(f.Data)
 		if err != nil {

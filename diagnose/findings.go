@@ -127,6 +127,7 @@ func sampleSeries(r *Report, rules *logrules.Engine, alerts *ruleeval.Rules, at 
 		evidence["rdma\x00"+f.path] = f.evidence
 	}
 	hwmonEvidence(r.hwmon, evidence)
+	addStatsEvidence(r.statsFiles, evidence)
 	return out, evidence, nil
 }
 
@@ -140,6 +141,9 @@ func whereRead(lbls map[string]string, evidence map[string]string) string {
 		return evidence["kmsg\x00"+lbls["device"]+"\x00"+lbls["event"]]
 	}
 	if at, ok := rdmaEvidence(lbls, evidence); ok {
+		return at
+	}
+	if at, ok := statsEvidence(lbls, evidence); ok {
 		return at
 	}
 	if stat, ok := strings.CutPrefix(name, "nic_ethtool_"); ok {

@@ -237,6 +237,13 @@ func collect(r *Report, rules *logrules.Engine, at time.Time, log *zap.Logger) (
 	if s := hwmonSnapshot(r, log); s != nil {
 		snaps = append(snaps, s)
 	}
+	if len(r.statsFiles) > 0 {
+		s, err := statsSnapshots(r.statsFiles, log)
+		if err != nil {
+			return nil, err
+		}
+		snaps = append(snaps, s...)
+	}
 	if s := r.series.snapshot(); s != nil {
 		snaps = append(snaps, s)
 	}

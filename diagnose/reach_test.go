@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,10 @@ import (
 	"testing"
 
 	"github.com/nic-exporter/nic_exporter/internal/ruleeval"
+	"github.com/nic-exporter/nic_exporter/vmastats"
+	"github.com/nic-exporter/nic_exporter/vmastats/vmastatstest"
+	"github.com/nic-exporter/nic_exporter/xliostats"
+	"github.com/nic-exporter/nic_exporter/xliostats/xliostatstest"
 )
 
 // The bundles of the reachability table are built from the formats
@@ -110,6 +115,67 @@ func hwmonSysfs(milli int) string {
 		"%shwmon/hwmon2/temp1_label:asic\n%snet/eth0/ifindex:2\n", dir, dir, dir, milli, dir, dir)
 }
 
+// vmaStats is a libvma 9.8.84 statistics file (vmastatstest's sample: a
+// UDP and an established TCP socket, one CQ, two buffer pools) with every
+// drop, "no buffers" and OS-path count zero, then edit applied. The
+// encoder writes the layout of libvma's vma_stats.h; vmastats' golden
+// test checks its decoder against files the real library wrote.
+func vmaStats(edit func(*vmastats.Stats)) string {
+	s := vmastatstest.Sample(vmastats.LayoutB)
+	for i := range s.CQs {
+		s.CQs[i].RxPktDrop = 0
+	}
+	for i := range s.BufferPools {
+		s.BufferPools[i].NoBuffers = 0
+	}
+	for i := range s.Sockets {
+		s.Sockets[i].Counters = [vmastats.NumCounters]uint32{}
+		s.Sockets[i].Counters[vmastats.RxPackets] = 1000
+	}
+	edit(s)
+	b, err := vmastatstest.Encode(s)
+	if err != nil {
+		panic("encoding the reachability bundle's libvma file: " + err.Error())
+	}
+	return string(b)
+}
+
+// xlioStats is a libxlio 3.70.2 statistics file (as DOCA ships it, with
+// UTLS) with two socket slots, an rx buffer pool, a CQ and one TCP socket
+// in slot 0, with the values given for them (xliostatstest writes the
+// file through the layout table the decoder reads; a test checks its
+// empty file byte for byte against ones real libxlio wrote).
+func xlioStats(pool, cq, sock map[string]uint64) string {
+	f, err := xliostatstest.NewFile("8acf4c5e11413c1da2c7f27b2ec26476", true, [4]uint16{3, 70, 2, 0}, 2)
+	if err != nil {
+		panic("writing the reachability bundle's libxlio file: " + err.Error())
+	}
+	set := func(array string, v map[string]uint64) {
+		if err := errors.Join(f.Enable(array, 0), f.SetAll(array, 0, v)); err != nil {
+			panic("writing the reachability bundle's libxlio file: " + err.Error())
+		}
+	}
+	set("bpool_inst_arr", merge(map[string]uint64{"is_rx": 1, "n_buffer_pool_size": 4096}, pool))
+	set("cq_inst_arr", merge(map[string]uint64{"n_rx_packet_count": 1000}, cq))
+	set("skt_inst_arr", merge(map[string]uint64{"fd": 9, "inode": 5120002, "socket_type": xliostats.SockStream, "tcp_state": 4,
+		"sa_family": 2, "b_is_offloaded": 1, "n_rx_packets": 1000}, sock))
+	return string(f.B)
+}
+
+func merge(a, b map[string]uint64) map[string]uint64 {
+	for k, v := range b {
+		a[k] = v
+	}
+	return a
+}
+
+// noHandshake is a collect manifest that says the statistics file name
+// was read without the reader handshake.
+func noHandshake(name string, pid int) string {
+	return fmt.Sprintf(`{"tool": "nic_exporter collect", "files": [{"name": %q, "source": "/tmp/%s", "process": {"pid": %d, "comm": "md_feed", "reader_handshake": false}}]}`,
+		name, filepath.Base(name), pid)
+}
+
 // reachable is the table alert -> bundle format -> bundle: for each
 // alert of alerts.yml whose series a bundle format diagnose reads can
 // carry, a bundle that shows it.
@@ -119,15 +185,7 @@ var reachable = []struct {
 }{
 	{"NICExporterCollectorDown", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_exporter_collector_up{collector=\"devlink\"} 0 gauge")}},
 	{"NICDevlinkEvidenceCaptured", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_devlink_health_captures_total{device=\"pci/0000:08:00.0\",port=\"\",netdev=\"\",reporter=\"fw_fatal\"} 1 counter")}},
-	{"NICVMANoBuffers", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_vma_buffer_pool_no_buffers_total{pid=\"4242\",comm=\"md_feed\",version=\"9.8.84.0\",pool=\"rx\"} 118560 counter")}},
-	{"NICVMAOSFallback", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_vma_socket_packets_total{pid=\"4242\",comm=\"md_feed\",version=\"9.8.84.0\",direction=\"rx\",path=\"os\"} 5000 counter", "nic_vma_sockets{pid=\"4242\",comm=\"md_feed\",version=\"9.8.84.0\",protocol=\"udp\",offloaded=\"false\"} 2 gauge")}},
-	{"NICVMADrops", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_vma_cq_rx_dropped_packets_total{pid=\"4242\",comm=\"md_feed\",version=\"9.8.84.0\",cq=\"0\"} 711365 counter")}},
-	{"NICVMAStatsStale", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_vma_reader_handshake{pid=\"4242\",comm=\"md_feed\",version=\"9.8.84.0\"} 0 gauge")}},
 	{"NICVMAStatsFilesRejected", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_vma_files{state=\"refused\"} 1 gauge")}},
-	{"NICXLIONoBuffers", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_xlio_buffer_pool_no_buffers_total{pid=\"4343\",comm=\"ord_gw\",version=\"3.70.2.0\",pool=\"0\",kind=\"rx\"} 3400 counter")}},
-	{"NICXLIOOSFallback", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_xlio_socket_packets_total{pid=\"4343\",comm=\"ord_gw\",version=\"3.70.2.0\",direction=\"rx\",path=\"os\"} 5000 counter", "nic_xlio_sockets{pid=\"4343\",comm=\"ord_gw\",version=\"3.70.2.0\",protocol=\"tcp\",offloaded=\"false\"} 1 gauge")}},
-	{"NICXLIODrops", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_xlio_cq_rx_dropped_packets_total{pid=\"4343\",comm=\"ord_gw\",version=\"3.70.2.0\",cq=\"0\"} 1200 counter")}},
-	{"NICXLIOStatsStale", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_xlio_reader_handshake{pid=\"4343\",comm=\"ord_gw\",version=\"3.70.2.0\"} 0 gauge")}},
 	{"NICXLIOStatsFilesRejected", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_xlio_files{state=\"unsupported\"} 1 gauge")}},
 	{"NICAppLogVMAErrors", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_app_log_events_total{file=\"/log/vma/md_feed-4242.log\",event=\"vma_rx_buffers_exhausted\"} 7 counter")}},
 	{"NICFabricRemoteSymbolErrors", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_fabric_remote_port_symbol_error_total{device=\"mlx5_0\",port=\"1\",remote_guid=\"0x0002c90300a1b2c3\",remote_node=\"switch-7\",remote_port=\"12\"} 65535 counter")}},
@@ -198,6 +256,19 @@ var reachable = []struct {
 	{"NICKernelLogPCIeCorrected", "kernel log", map[string]string{"dmesg.txt": kernelLog("pcieport 0000:00:1d.0: AER: Corrected error received: 0000:07:00.0", 6)}},
 	{"NICKernelLogDeviceInitFailed", "kernel log", map[string]string{"dmesg.txt": kernelLog("mlx5_core.eth: probe of mlx5_core.eth.1 failed with error -22", 1)}},
 	{"NICKernelLogRDMAErrors", "kernel log", map[string]string{"dmesg.txt": kernelLog("infiniband rocep7s0f1: Fatal error (1) on MAD QP (1)", 1)}},
+	{"NICVMANoBuffers", "vmastat.PID (collect)", map[string]string{"vma/vmastat.4242": vmaStats(func(s *vmastats.Stats) { s.BufferPools[0].NoBuffers = 20 })}},
+	{"NICVMADrops", "vmastat.PID (collect)", map[string]string{"vma/vmastat.4242": vmaStats(func(s *vmastats.Stats) { s.CQs[0].RxPktDrop = 5000 })}},
+	{"NICVMAOSFallback", "vmastat.PID (collect)", map[string]string{"vma/vmastat.4242": vmaStats(func(s *vmastats.Stats) {
+		s.Sockets[1].Offloaded = false
+		s.Sockets[1].Counters[vmastats.TxOSPackets] = 5000
+	})}},
+	{"NICVMAStatsStale", "vmastat.PID + manifest.json (collect)", map[string]string{"vma/vmastat.4242": vmaStats(func(*vmastats.Stats) {}),
+		"manifest.json": noHandshake("vma/vmastat.4242", 4242)}},
+	{"NICXLIONoBuffers", "xliostat.PID (collect)", map[string]string{"xlio/xliostat.4343": xlioStats(map[string]uint64{"n_buffer_pool_no_bufs": 20}, nil, nil)}},
+	{"NICXLIODrops", "xliostat.PID (collect)", map[string]string{"xlio/xliostat.4343": xlioStats(nil, map[string]uint64{"n_rx_sw_pkt_drops": 5000}, nil)}},
+	{"NICXLIOOSFallback", "xliostat.PID (collect)", map[string]string{"xlio/xliostat.4343": xlioStats(nil, nil, map[string]uint64{"b_is_offloaded": 0, "n_tx_os_packets": 5000})}},
+	{"NICXLIOStatsStale", "xliostat.PID + manifest.json (collect)", map[string]string{"xlio/xliostat.4343": xlioStats(nil, nil, nil),
+		"manifest.json": noHandshake("xlio/xliostat.4343", 4343)}},
 	{"NICKernelLogIOMMUFault", "kernel log", map[string]string{"dmesg.txt": kernelLog("mlx5_core 0000:c1:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x002f address=0x24d08000 flags=0x0000]", 1)}},
 }
 
