@@ -247,6 +247,8 @@ func (a *Analyzer) recognise(f File) string {
 		return KindDevlinkInfo
 	case isRDMACounters(f.Name, ls):
 		return KindRDMACounters
+	case isRDMAValues(f.Name, ls):
+		return KindRDMACounterValues
 	}
 	kernel := 0
 	for _, l := range ls {
@@ -503,6 +505,13 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 		r.Firmware = append(r.Firmware, devs...)
 	case KindRDMACounters:
 		in.rdma = append(in.rdma, dumpFile{f, len(r.Files)}) // after the manifest
+	case KindRDMACounterValues:
+		v, err := parseRDMAValues(f.Name, string(f.Data))
+		if err != nil {
+			return err
+		}
+		r.rdmaFiles = append(r.rdmaFiles, v.files...)
+		res.addNote(v.note)
 	case KindCollectManifest:
 		m, err := parseManifest(f.Data)
 		if err != nil {
