@@ -105,6 +105,9 @@ type Report struct {
 	// rdmaFiles are the RDMA counters read, as the sysfs files of the
 	// infiniband collector.
 	rdmaFiles []rdmaFile
+	// diagnoses are what the reporters' devlink health diagnose or dump
+	// outputs printed, for the reporters' findings.
+	diagnoses []diagnosisEvidence
 	// manifest is collect's manifest.json, when the bundle has one.
 	manifest *collectManifest
 	// earlier is the report of collect's first sample (earlier_sample/),
@@ -235,8 +238,10 @@ func (a *Analyzer) recognise(f File) string {
 		return KindMlxfwmanager
 	case len(ls) == 1 && uptimeFile.MatchString(ls[0]):
 		return KindUptime
-	case (has(prefix("reporter ")) || has(prefix("name "))) && has(prefix("state ")):
+	case (has(prefix("reporter ")) || has(prefix("name "))) && has(prefix("state ")) || has(devlinkOneLine.MatchString):
 		return KindDevlinkHealth
+	case isDevlinkDiagnose(f.Name, ls):
+		return KindDevlinkDiagnose
 	case has(pciSysfsLine.MatchString):
 		return KindPCISysfs
 	case has(netdevSysfsCarrier.MatchString):
@@ -310,6 +315,7 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 		a.readEarlierSample(r, earlier, b.Limits)
 	}
 	a.evaluate(r)
+	attachDiagnoses(r)
 	sortFindings(r.Findings)
 	return r
 }
@@ -405,6 +411,9 @@ func (a *Analyzer) readEarlierSample(r *Report, files []File, limits Limits) {
 // against the bundle's totals in r.
 func (a *Analyzer) readFile(r *Report, f File, lim Limits, in *bundleInputs) {
 	kind := recogniseJSON(f.Data)
+	if kind == "" {
+		kind = recogniseDiagnoseJSON(f.Name, f.Data)
+	}
 	var cut fileText
 	if kind == "" {
 		cut = analysedText(f.Data, lim, lim.MaxBundleLines-r.linesAnalysed, lim.MaxBundleTextBytes-r.textBytesAnalysed)
@@ -448,7 +457,14 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 		if err != nil {
 			return err
 		}
+		placeReporters(f.Name, reps, res)
 		r.series.addReporters(f.Name, reps)
+	case KindDevlinkDiagnose:
+		ds, err := ParseDevlinkDiagnose(f.Name, string(f.Data))
+		if err != nil {
+			return err
+		}
+		r.addDiagnoses(f.Name, ds, res)
 	case KindDevlinkEvidence:
 		reps, err := ParseDevlinkEvidence(string(f.Data))
 		if err != nil {
