@@ -254,6 +254,10 @@ func (a *Analyzer) recognise(f File) string {
 		return KindRDMACounters
 	case isRDMAValues(f.Name, ls):
 		return KindRDMACounterValues
+	case has(prefix("Image type:")) && (has(prefix("FW Version:")) || has(prefix("PSID:"))):
+		return KindFlintQuery
+	case firmwareToolFailure(ls) != "":
+		return KindFirmwareToolFailure
 	}
 	kernel := 0
 	for _, l := range ls {
@@ -521,6 +525,17 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 		r.Firmware = append(r.Firmware, devs...)
 	case KindRDMACounters:
 		in.rdma = append(in.rdma, dumpFile{f, len(r.Files)}) // after the manifest
+	case KindFlintQuery:
+		devs, err := ParseFlintQuery(string(f.Data))
+		if err != nil {
+			return err
+		}
+		r.Firmware = append(r.Firmware, devs...)
+		if n := flintDeviceNote(f.Name, devs); n != "" {
+			res.addNote(n)
+		}
+	case KindFirmwareToolFailure:
+		res.addNote("no firmware inventory: " + firmwareToolFailure(lines(f.Data)))
 	case KindRDMACounterValues:
 		v, err := parseRDMAValues(f.Name, string(f.Data))
 		if err != nil {
