@@ -147,7 +147,8 @@ func ParseDevlinkDiagnose(file, text string) ([]ReporterDiagnosis, error) {
 // "Description: Module is not present." (one, the value the rest of the
 // line), "synd 0x8: unrecoverable hardware error" (mlx5's health buffer:
 // key, then the code and its text) or "assert_var[0] 0xfc3fc043" (key
-// and value without a colon). A section header ("SQs:") has none.
+// and value without a colon). A section header ("SQs:") and a row of a
+// binary dump ("00 00 00 80 ...") have none.
 func textPairs(l string) []DiagnosePair {
 	f := strings.Fields(l)
 	colons := 0
@@ -157,7 +158,7 @@ func textPairs(l string) []DiagnosePair {
 		}
 	}
 	switch {
-	case len(f) == 0:
+	case len(f) == 0 || isHexRow(f):
 		return nil
 	case colons == 0:
 		if len(f) < 2 {
@@ -190,6 +191,20 @@ func textPairs(l string) []DiagnosePair {
 		key = append(key, f[i])
 	}
 	return out
+}
+
+// isHexRow reports whether a line is a row of a binary dump, bytes as
+// two hex digits: "00 00 00 80 00 01 ad de".
+func isHexRow(f []string) bool {
+	if len(f) < 4 {
+		return false
+	}
+	for _, w := range f {
+		if len(w) != 2 || !isCode(w) {
+			return false
+		}
+	}
+	return true
 }
 
 // isCode reports whether s is a number such as 0x8 or 262.

@@ -25,6 +25,10 @@ func TestRealWorldDevlinkDiagnose(t *testing.T) {
 			{"pci/0000:00:0b.0", "tx", "nothing wrong printed"}, {"pci/0000:00:0b.0", "tx", "nothing wrong printed"}},
 		"mlx5_health_diagnose_tx_auxiliary_2023.txt": {
 			{"auxiliary/mlx5_core.eth.0/65535", "tx", "nothing wrong printed"}},
+		"mlx5_health_dump_rx_2020.txt": {
+			{"pci/0000:00:0b.0", "rx", "nothing wrong printed"}},
+		"mlx5_health_dump_fw_fatal_2019.txt": {
+			{"pci/0000:82:00.0", "fw_fatal", "nothing wrong printed"}},
 		"mlx5_health_diagnose_vnic_2025.txt": {
 			{"pci/0000:08:00.0", "vnic", "nothing wrong printed"}, {"pci/0000:08:00.0", "vnic", "nothing wrong printed"}},
 	}
@@ -44,6 +48,17 @@ func TestRealWorldDevlinkDiagnose(t *testing.T) {
 			var got []diag
 			for _, d := range ds {
 				got = append(got, diag{d.Device, d.Reporter, summaryText(d.Summary())})
+				if want := "diagnose"; strings.Contains(name, "_dump_") {
+					want = "dump show"
+					if d.Command != want {
+						t.Errorf("command %q, want %q", d.Command, want)
+					}
+				}
+				for _, p := range d.Pairs {
+					if p.Key == "00" || p.Key == "ff" || p.Key == "22" {
+						t.Errorf("a hex row read as a pair: %+v", p)
+					}
+				}
 			}
 			if d := cmp.Diff(w, got, cmp.AllowUnexported(diag{})); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
@@ -81,6 +96,8 @@ func TestTextPairs(t *testing.T) {
 		{"synd 0x8: unrecoverable hardware error", []string{"synd=0x8: unrecoverable hardware error"}},
 		{"assert_var[0] 0xfc3fc043", []string{"assert_var[0]=0xfc3fc043"}},
 		{"SQs:", nil},
+		{"00 00 00 80 00 01 00 00 00 00 ad de", nil},
+		{"devlink_region_name: cr-space snapshot_id: 1", []string{"devlink_region_name=cr-space", "snapshot_id=1"}},
 		{"alone", nil},
 	} {
 		var got []string
