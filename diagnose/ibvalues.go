@@ -63,10 +63,11 @@ func pmaGroups() []pmaGroup {
 }
 
 // globOrders are the two orders in which a shell expands counters/*: by
-// bytes (the C and C.UTF-8 locales), where VL15_dropped comes first, and
-// by glibc's collation for en_US.UTF-8 and most other locales
-// (iso14651_t1), which ignores punctuation and case at the first level,
-// so VL15_dropped comes last.
+// bytes (bash in the C and C.UTF-8 locales, dash in any), where
+// VL15_dropped comes first, and by glibc's collation (bash in
+// en_US.UTF-8 and most other locales; iso14651_t1), which ignores
+// punctuation and case at the first level, so VL15_dropped comes last.
+// TestGlobOrdersAgreeWithBash checks both against bash.
 var globOrders = []struct {
 	name string
 	less func(a, b string) bool

@@ -1,10 +1,17 @@
 package diagnose
 
 import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
 // The files of these tests are written the way `cat counters/* 2>&1`
@@ -78,6 +85,44 @@ func TestGlobOrders(t *testing.T) {
 				t.Errorf("%s: %s twice", g.name, f)
 			}
 			seen[f] = true
+		}
+	}
+}
+
+// TestGlobOrdersAgreeWithBash lists the files of each counter group with
+// bash's own glob, as `cat counters/*` in collect_debug.sh (a bash script)
+// does, in the C.UTF-8 and en_US.UTF-8 locales, and checks that the
+// orders are globOrders'. (dash, Debian's sh, globs in byte order in any
+// locale: its files read in the C order.)
+func TestGlobOrdersAgreeWithBash(t *testing.T) {
+	bash := testenv.LookPath(t, "bash")
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.HangGuard)
+	defer cancel()
+	for _, g := range pmaGroups() {
+		dir := t.TempDir()
+		for _, f := range g.files {
+			if err := os.WriteFile(filepath.Join(dir, f), []byte(f+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, o := range globOrders {
+			cmd := exec.CommandContext(ctx, bash, "-c", "cat *")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "LC_ALL="+o.name)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("bash: %v: %s", err, stderr.String())
+			}
+			// bash warns when the locale is not installed, and then
+			// globs in the C order.
+			testenv.Require(t, !strings.Contains(stderr.String(), "setlocale"), o.name+" locale (Debian locales-all)")
+			want := append([]string(nil), g.files...)
+			sort.SliceStable(want, func(a, b int) bool { return o.less(want[a], want[b]) })
+			if got := strings.Fields(string(out)); strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("%s, %s: bash lists\n%v\nglobOrders give\n%v", g.name, o.name, got, want)
+			}
 		}
 	}
 }
