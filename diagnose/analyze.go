@@ -256,8 +256,8 @@ func (a *Analyzer) recognise(f File) string {
 		return KindRDMACounterValues
 	case has(prefix("Image type:")) && (has(prefix("FW Version:")) || has(prefix("PSID:"))):
 		return KindFlintQuery
-	case firmwareToolFailure(ls) != "":
-		return KindFirmwareToolFailure
+	case toolFailure(ls) != "":
+		return KindToolFailure
 	}
 	kernel := 0
 	for _, l := range ls {
@@ -534,8 +534,8 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 		if n := flintDeviceNote(f.Name, devs); n != "" {
 			res.addNote(n)
 		}
-	case KindFirmwareToolFailure:
-		res.addNote("no firmware inventory: " + firmwareToolFailure(lines(f.Data)))
+	case KindToolFailure:
+		res.addNote("no output to read: " + toolFailure(lines(f.Data)))
 	case KindRDMACounterValues:
 		v, err := parseRDMAValues(f.Name, string(f.Data))
 		if err != nil {

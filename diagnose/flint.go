@@ -7,15 +7,19 @@ import (
 	"strings"
 )
 
-// Kinds of firmware tool outputs besides mlxfwmanager's.
+// Kinds of firmware tool outputs besides mlxfwmanager's, and of a tool's
+// failure in its place.
 const (
 	// KindFlintQuery is `flint -d DEV query` (or q, q full) or
 	// `mstflint -d DEV query` output: one device's firmware image.
 	KindFlintQuery = "flint/mstflint query"
-	// KindFirmwareToolFailure is what a firmware tool printed instead of
-	// an inventory: the shell's "command not found", or its -E- errors
-	// (mst not started, device not found). It is noted, not parsed.
-	KindFirmwareToolFailure = "firmware tool failure"
+	// KindToolFailure is what a tool printed instead of its output, as
+	// a script's 2>&1 keeps it (collect_debug.sh's firmware.txt,
+	// ibstat.txt, devlink_health.txt): the shell's "command not found"
+	// for a firmware tool, devlink or ibstat, or the Mellanox tools' -E-
+	// errors (mst not started, device not found). It is noted, not
+	// parsed.
+	KindToolFailure = "tool not installed or failed"
 )
 
 // flintCommand is a flint or mstflint command line naming its device:
@@ -99,32 +103,32 @@ func (d *FirmwareDevice) addRom(s string) {
 	}
 }
 
-// firmwareToolNotFound is the shell's message for a firmware tool that
-// is not installed: "bash: mlxfwmanager: command not found", "sh: 1:
-// flint: not found", "./collect_debug.sh: line 9: mlxfwmanager: command
-// not found".
-var firmwareToolNotFound = regexp.MustCompile(`\b(mlxfwmanager|mstfwmanager|mlxup|flint|mstflint|mst|mlxconfig|mstconfig|mstdump|mlxdump)\b:\s+(?:command )?not found\s*$`)
+// toolNotFound is the shell's message for a tool that is not
+// installed: "bash: mlxfwmanager: command not found", "sh: 1: flint: not
+// found", "./collect_debug.sh: line 9: mlxfwmanager: command not found".
+// The tools are the firmware tools, devlink and ibstat.
+var toolNotFound = regexp.MustCompile(`\b(mlxfwmanager|mstfwmanager|mlxup|flint|mstflint|mst|mlxconfig|mstconfig|mstdump|mlxdump|devlink|ibstat)\b:\s+(?:command )?not found\s*$`)
 
-// firmwareToolError is an error or warning line of the Mellanox tools:
+// mftError is an error or warning line of the Mellanox tools:
 // "-E- No devices found or specified, mst might be stopped, run 'mst
 // start' to load MST modules".
-var firmwareToolError = regexp.MustCompile(`^-[EW]-\s+(.+)$`)
+var mftError = regexp.MustCompile(`^-[EW]-\s+(.+)$`)
 
-// firmwareToolFailure says why a firmware tool printed no inventory, or
-// "" when the file is not such a failure: every non-empty line is the
-// shell's "not found" for a firmware tool, one of the tools' -E-/-W-/-I-
-// lines, mlxfwmanager's "Querying Mellanox devices firmware ..." or a #
-// comment, and at least one is a failure.
-func firmwareToolFailure(ls []string) string {
+// toolFailure says why a tool printed no output to read, or "" when the
+// file is not such a failure: every non-empty line is the shell's "not
+// found" for one of the tools of toolNotFound, one of the Mellanox
+// tools' -E-/-W-/-I- lines, mlxfwmanager's "Querying Mellanox devices
+// firmware ..." or a # comment, and at least one is a failure.
+func toolFailure(ls []string) string {
 	var why []string
 	for i, l := range ls {
 		l = strings.TrimSpace(l)
 		switch {
 		case l == "" || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "-I-") || strings.HasPrefix(l, "Querying Mellanox devices firmware"):
-		case firmwareToolNotFound.MatchString(l):
-			m := firmwareToolNotFound.FindStringSubmatch(l)
+		case toolNotFound.MatchString(l):
+			m := toolNotFound.FindStringSubmatch(l)
 			why = append(why, fmt.Sprintf("%s is not installed on the host (line %d: %s)", m[1], i+1, l))
-		case firmwareToolError.MatchString(l):
+		case mftError.MatchString(l):
 			why = append(why, fmt.Sprintf("the tool failed (line %d: %s)", i+1, l))
 		default:
 			return ""

@@ -42,7 +42,7 @@ func TestFirmwareToolFailure(t *testing.T) {
 		{"Device #1:\n-E- x\n", ""},
 		{"[    1.000000] mlx5_core: command not found\nother\n", ""},
 	} {
-		got := firmwareToolFailure(strings.Split(tc.in, "\n"))
+		got := toolFailure(strings.Split(tc.in, "\n"))
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
 			t.Errorf("%q: %q, want %q", tc.in, got, tc.want)
 		}
@@ -60,8 +60,8 @@ func TestFirmwareFiles(t *testing.T) {
 		"flint_nodev.txt":      "Image type:            FS4\nFW Version:            26.33.1048\nPSID:                  MT_0000000575\n",
 	}))
 	want := map[string][2]string{
-		"firmware.txt":         {KindFirmwareToolFailure, "no firmware inventory: the tool failed (line 5: -E- No devices found or specified, mst might be stopped"},
-		"firmware_missing.txt": {KindFirmwareToolFailure, "no firmware inventory: mlxfwmanager is not installed on the host"},
+		"firmware.txt":         {KindToolFailure, "no output to read: the tool failed (line 5: -E- No devices found or specified, mst might be stopped"},
+		"firmware_missing.txt": {KindToolFailure, "no output to read: mlxfwmanager is not installed on the host"},
 		"flint.txt":            {KindFlintQuery, ""},
 		"flint_nodev.txt":      {KindFlintQuery, "device unknown: no flint -d command line"},
 	}
@@ -83,6 +83,6 @@ func FuzzParseFlintQuery(f *testing.F) {
 		if err == nil && len(devs) == 0 {
 			t.Error("no error and no device")
 		}
-		_ = firmwareToolFailure(strings.Split(s, "\n"))
+		_ = toolFailure(strings.Split(s, "\n"))
 	})
 }
