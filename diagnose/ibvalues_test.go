@@ -11,6 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/zap"
+
+	"github.com/nic-exporter/nic_exporter/collector"
+	"github.com/nic-exporter/nic_exporter/collector/infiniband"
+	"github.com/nic-exporter/nic_exporter/demo"
 	"github.com/nic-exporter/nic_exporter/internal/testenv"
 )
 
@@ -152,6 +157,9 @@ func TestParseRDMAValues(t *testing.T) {
 			want: map[string]string{"symbol_error": "3", "port_rcv_data": "81234567890"}, note: "no value for VL15_dropped"},
 		{name: "collect's name gives device and port", file: "ib_counters_mlx5_2_1.txt", text: catValues(t, 17, "C", idle),
 			want: map[string]string{"symbol_error": "0"}},
+		{name: "no PMA: every counter N/A", file: "ib_counters.txt", text: strings.Repeat("N/A (no PMA)\n", 16), err: "no counter values"},
+		{name: "one counter N/A: which one depends on the order", file: "ib_counters.txt", text: "N/A (no PMA)\n" + strings.Repeat("0\n", 16),
+			err: "both readings are plausible and they differ"},
 		{name: "count of no group", file: "ib_counters.txt", text: "0\n0\n0\n", err: "3 counters (3 values, 0 cat errors) match no counter group"},
 		{name: "both plausible, different", file: "ib_counters.txt", text: catValues(t, 17, "C", map[string]uint64{"VL15_dropped": 1}),
 			err: "cannot tell whether the shell listed the files"},
@@ -246,4 +254,92 @@ func FuzzParseRDMAValues(f *testing.F) {
 		}
 		_ = isRDMAValues(name, strings.Split(s, "\n"))
 	})
+}
+
+// TestRDMAValuesRealCounters writes the counters directory of a real
+// ConnectX-7 port (gpud PR 943, in the real-world corpus: 21 files of
+// pma_attrs_ext, saturated 8-, 16- and 32-bit counters next to 64-bit
+// data counters) and lists it with bash's `cat *` in each locale, as
+// collect_debug.sh does: each listing is read in its own order, every
+// counter gets the value of its file, and the infiniband collector
+// exports the same series over the bundle's counters as over the real
+// directory. The truncated no-PMA listing of an i40iw port (8 files of
+// "N/A (no PMA)") is refused: 8 files are no group of the kernel.
+func TestRDMAValuesRealCounters(t *testing.T) {
+	bash := testenv.LookPath(t, "bash")
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.HangGuard)
+	defer cancel()
+	corpus := filepath.Join("..", "testdata", "realworld", "infiniband")
+	data, err := os.ReadFile(filepath.Join(corpus, "gpud943_cx7_mlx5_1_saturated.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := demo.WriteTree(root, string(data)); err != nil {
+		t.Fatal(err)
+	}
+	const dir = "class/infiniband/mlx5_1/ports/1/counters"
+	catAll := func(t *testing.T, root, dir, locale string) string {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, bash, "-c", "cat * 2>&1")
+		cmd.Dir = filepath.Join(root, filepath.FromSlash(dir))
+		cmd.Env = append(os.Environ(), "LC_ALL="+locale)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("bash: %v %s", err, stderr.String())
+		}
+		testenv.Require(t, !strings.Contains(stderr.String(), "setlocale"), locale+" locale (Debian locales-all)")
+		return string(out)
+	}
+	want := pollText(t, infiniband.New(infiniband.Config{SysfsPath: "(real)", FS: os.DirFS(filepath.Join(root, "sys"))}, zap.NewNop()))
+	for _, o := range globOrders {
+		t.Run(o.name, func(t *testing.T) {
+			text := "$ cat /sys/" + dir + "/*\n" + catAll(t, filepath.Join(root, "sys"), dir, o.name)
+			v, err := parseRDMAValues("ib_counters.txt", text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(v.note, "pma_attrs_ext in the "+o.name+" glob order") {
+				t.Errorf("note %q", v.note)
+			}
+			if len(v.files) != 21 {
+				t.Fatalf("%d counters", len(v.files))
+			}
+			for _, f := range v.files {
+				real, err := os.ReadFile(filepath.Join(root, "sys", filepath.FromSlash(f.path)))
+				if err != nil || string(real) != f.value {
+					t.Errorf("%s: %q, the file holds %q (%v)", f.path, f.value, real, err)
+				}
+			}
+			got := pollText(t, infiniband.New(infiniband.Config{SysfsPath: "(bundle)", FS: rdmaFS(v.files)}, zap.NewNop()))
+			if got != want {
+				t.Errorf("series over the bundle:\n%s\nover the directory:\n%s", got, want)
+			}
+		})
+	}
+
+	data, err = os.ReadFile(filepath.Join(corpus, "i40iw_node_exporter966_no_pma.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root = t.TempDir()
+	if err := demo.WriteTree(root, string(data)); err != nil {
+		t.Fatal(err)
+	}
+	text := catAll(t, root, "sys/devices/pci0000:05/0000:05:02.0/0000:07:00.0/0000:08:03.0/0000:09:00.0/infiniband/i40iw0/ports/1/counters", "C.UTF-8")
+	if _, err := parseRDMAValues("ib_counters.txt", text); err == nil || !strings.Contains(err.Error(), "8 counters (8 values, 0 cat errors) match no counter group") {
+		t.Errorf("no-PMA listing: %v", err)
+	}
+}
+
+// pollText returns the text exposition of one poll of a collector.
+func pollText(t *testing.T, c collector.Collector) string {
+	t.Helper()
+	s, err := poll(c, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.String()
 }
