@@ -47,6 +47,15 @@ var diagnoseCommand = regexp.MustCompile(`devlink(?:\s+-\S+)*\s+health\s+(diagno
 // the port after the function, pci_0000_08_00.1_65535_tx.
 var diagnoseFileName = regexp.MustCompile(`^devlink_health_(diagnose|dump)_pci_([0-9a-fA-F]{4})_([0-9a-fA-F]{2})_([0-9a-fA-F]{2})\.([0-7])(?:_([0-9]+))?_([A-Za-z0-9_.-]+?)\.(?:json|txt)$`)
 
+// sosDiagnoseName is the name sosreport's devlink_health plugin gives
+// the output of `devlink health diagnose DEV reporter R` or `devlink
+// health dump show DEV reporter R` (sos_commands/devlink_health/): the
+// command with each run of characters other than letters, digits, _, -,
+// . and / replaced by _, then / by . (sos's _mangle_command):
+// devlink_health_diagnose_pci.0000_08_00.0_reporter_fw, with a port
+// handle pci.0000_08_00.0.65535.
+var sosDiagnoseName = regexp.MustCompile(`^devlink_health_(diagnose|dump_show)_(?:pci\.([0-9a-fA-F]{4})_([0-9a-fA-F]{2})_([0-9a-fA-F]{2})\.([0-7])(?:\.([0-9]+))?|.+)_reporter_([A-Za-z0-9_.-]+)$`)
+
 // diagnoseAnyName is any name collect gives a reporter's diagnose
 // output; a handle other than a PCI one (auxiliary/mlx5_core.eth.0)
 // cannot be told from the reporter's name in it.
@@ -56,7 +65,7 @@ var diagnoseAnyName = regexp.MustCompile(`^devlink_health_(?:diagnose|dump)_.+\.
 // output: a devlink health diagnose/dump show command line, or the name
 // collect gives such output.
 func isDevlinkDiagnose(name string, ls []string) bool {
-	if diagnoseAnyName.MatchString(path.Base(name)) {
+	if diagnoseAnyName.MatchString(path.Base(name)) || sosDiagnoseName.MatchString(path.Base(name)) {
 		return true
 	}
 	for _, l := range ls {
@@ -81,18 +90,29 @@ func recogniseDiagnoseJSON(name string, data []byte) string {
 // ..." line, output before the first going to the file's reporter) or
 // -j JSON, flattened to key/value pairs in the order printed. The
 // device and reporter come from the command line, else from the file
-// name as collect writes it, else are unknown (empty). There is no
+// name as collect or sosreport writes it, else are unknown (empty). There is no
 // library for devlink's formatted messages: iproute2 prints nested
 // objects as indented "key: value" runs, several to a line.
 func ParseDevlinkDiagnose(file, text string) ([]ReporterDiagnosis, error) {
 	def := ReporterDiagnosis{Command: "diagnose"}
-	if m := diagnoseFileName.FindStringSubmatch(path.Base(file)); m != nil {
-		def.Device = fmt.Sprintf("pci/%s:%s:%s.%s", strings.ToLower(m[2]), strings.ToLower(m[3]), strings.ToLower(m[4]), m[5])
-		if m[6] != "" {
-			def.Device += "/" + m[6]
+	handle := func(dom, bus, slot, fn, port string) string {
+		if dom == "" {
+			return "" // not a PCI handle: the mangled name does not say it
 		}
-		def.Reporter = m[7]
+		h := fmt.Sprintf("pci/%s:%s:%s.%s", strings.ToLower(dom), strings.ToLower(bus), strings.ToLower(slot), fn)
+		if port != "" {
+			h += "/" + port
+		}
+		return h
+	}
+	if m := diagnoseFileName.FindStringSubmatch(path.Base(file)); m != nil {
+		def.Device, def.Reporter = handle(m[2], m[3], m[4], m[5], m[6]), m[7]
 		if m[1] == "dump" {
+			def.Command = "dump show"
+		}
+	} else if m := sosDiagnoseName.FindStringSubmatch(path.Base(file)); m != nil {
+		def.Device, def.Reporter = handle(m[2], m[3], m[4], m[5], m[6]), m[7]
+		if m[1] == "dump_show" {
 			def.Command = "dump show"
 		}
 	}

@@ -184,6 +184,29 @@ func TestHealthShowWithoutDevice(t *testing.T) {
 	}
 }
 
+// TestDiagnoseFileNames reads the device and reporter from the names
+// collect and sosreport give diagnose and dump outputs.
+func TestDiagnoseFileNames(t *testing.T) {
+	for _, tc := range []struct{ name, device, reporter, command string }{
+		{"devlink_health_diagnose_pci_0000_08_00.1_vnic.json", "pci/0000:08:00.1", "vnic", "diagnose"},
+		{"devlink_health_diagnose_pci_0000_08_00.1_65535_tx.json", "pci/0000:08:00.1/65535", "tx", "diagnose"},
+		{"sos_commands/devlink_health/devlink_health_diagnose_pci.0000_08_00.0_reporter_fw_fatal", "pci/0000:08:00.0", "fw_fatal", "diagnose"},
+		{"sos_commands/devlink_health/devlink_health_dump_show_pci.0000_08_00.0.65535_reporter_tx", "pci/0000:08:00.0/65535", "tx", "dump show"},
+		{"sos_commands/devlink_health/devlink_health_diagnose_auxiliary.mlx5_core.eth.0.65535_reporter_tx", "", "tx", "diagnose"},
+	} {
+		if !isDevlinkDiagnose(tc.name, nil) {
+			t.Errorf("%s not recognised", tc.name)
+		}
+		ds, err := ParseDevlinkDiagnose(tc.name, "Syndrome: 0\n")
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("%s: %v %v", tc.name, ds, err)
+		}
+		if d := ds[0]; d.Device != tc.device || d.Reporter != tc.reporter || d.Command != tc.command {
+			t.Errorf("%s: %+v", tc.name, d)
+		}
+	}
+}
+
 func FuzzParseDevlinkDiagnose(f *testing.F) {
 	f.Add("devlink_health_diagnose_pci_0000_08_00.1_vnic.json", `{"vNIC env counters":{"total_error_queues":3,"cq_overrun":3}}`)
 	f.Add("x.txt", "$ devlink health diagnose pci/0000:82:00.0 reporter fw\nsynd 0x8: unrecoverable hardware error\n")
