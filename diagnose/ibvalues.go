@@ -97,9 +97,10 @@ func collationKey(s string) string {
 }
 
 // rdmaValuesPath is a counters file path in a `cat` error or a command
-// line: /sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error, or
-// the directory with /* or nothing after it.
-var rdmaValuesPath = regexp.MustCompile(`/sys/class/infiniband/([A-Za-z0-9._-]+)/ports/([0-9]+)/counters(?:/([A-Za-z0-9_*]+))?`)
+// line: /sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error (or
+// the device's own path, /sys/devices/.../infiniband/mlx5_0/ports/1/...),
+// or the directory with /* or nothing after it.
+var rdmaValuesPath = regexp.MustCompile(`/infiniband/([A-Za-z0-9._-]+)/ports/([0-9]+)/counters(?:/([A-Za-z0-9_*]+))?`)
 
 // catError is a `cat` error line: "cat: PATH: Invalid argument".
 var catError = regexp.MustCompile(`^cat: (\S+): (.+)$`)
