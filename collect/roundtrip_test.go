@@ -101,17 +101,11 @@ func diagnoseBundle(t *testing.T, p string) (*diagnose.Report, int) {
 	}
 	r := diagnose.NewAnalyzer(rules, alerts, nil).Analyze(b)
 	for _, f := range r.Files {
-		if strings.HasPrefix(f.Note, "unparsable") || strings.Contains(f.Note, "not a format diagnose reads") && !unreadByDiagnose(f.Name) {
+		if strings.HasPrefix(f.Note, "unparsable") || strings.Contains(f.Note, "not a format diagnose reads") {
 			t.Errorf("diagnose did not read %s: %s", f.Name, f.Note)
 		}
 	}
 	return r, code
-}
-
-// unreadByDiagnose reports whether diagnose does not read a file of the
-// bundle: the reporters' diagnose output, which no alert reads.
-func unreadByDiagnose(name string) bool {
-	return strings.HasPrefix(filepath.Base(name), "devlink_health_diagnose_")
 }
 
 // roundTrip lists, per fault of docs/faults.md that a bundle shows, the

@@ -113,6 +113,9 @@ type Report struct {
 	// statsFiles are the applications' libvma and libxlio statistics
 	// files, decoded, for the vma and xlio collectors (vma.go).
 	statsFiles []statsFile
+	// diagnoses are what the reporters' devlink health diagnose or dump
+	// outputs printed, for the reporters' findings.
+	diagnoses []diagnosisEvidence
 	// manifest is collect's manifest.json, when the bundle has one.
 	manifest *collectManifest
 	// earlier is the report of collect's first sample (earlier_sample/),
@@ -252,8 +255,10 @@ func (a *Analyzer) recognise(f File) string {
 		return KindMlxfwmanager
 	case len(ls) == 1 && uptimeFile.MatchString(ls[0]):
 		return KindUptime
-	case (has(prefix("reporter ")) || has(prefix("name "))) && has(prefix("state ")):
+	case (has(prefix("reporter ")) || has(prefix("name "))) && has(prefix("state ")) || has(devlinkOneLine.MatchString):
 		return KindDevlinkHealth
+	case isDevlinkDiagnose(f.Name, ls):
+		return KindDevlinkDiagnose
 	case has(pciSysfsLine.MatchString):
 		return KindPCISysfs
 	case has(netdevSysfsCarrier.MatchString):
@@ -268,6 +273,12 @@ func (a *Analyzer) recognise(f File) string {
 		return KindDevlinkInfo
 	case isRDMACounters(f.Name, ls):
 		return KindRDMACounters
+	case isRDMAValues(f.Name, ls):
+		return KindRDMACounterValues
+	case has(prefix("Image type:")) && (has(prefix("FW Version:")) || has(prefix("PSID:"))):
+		return KindFlintQuery
+	case toolFailure(ls) != "":
+		return KindToolFailure
 	}
 	kernel := 0
 	for _, l := range ls {
@@ -322,6 +333,7 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 		a.readEarlierSample(r, earlier, b.Limits)
 	}
 	a.evaluate(r)
+	attachDiagnoses(r)
 	sortFindings(r.Findings)
 	return r
 }
@@ -422,6 +434,9 @@ func (a *Analyzer) readFile(r *Report, f File, lim Limits, in *bundleInputs) {
 	if kind == "" {
 		kind = recogniseJSON(f.Data)
 	}
+	if kind == "" {
+		kind = recogniseDiagnoseJSON(f.Name, f.Data)
+	}
 	var cut fileText
 	if kind == "" {
 		cut = analysedText(f.Data, lim, lim.MaxBundleLines-r.linesAnalysed, lim.MaxBundleTextBytes-r.textBytesAnalysed)
@@ -471,7 +486,14 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 		if err != nil {
 			return err
 		}
+		placeReporters(f.Name, reps, res)
 		r.series.addReporters(f.Name, reps)
+	case KindDevlinkDiagnose:
+		ds, err := ParseDevlinkDiagnose(f.Name, string(f.Data))
+		if err != nil {
+			return err
+		}
+		r.addDiagnoses(f.Name, ds, res)
 	case KindDevlinkEvidence:
 		reps, err := ParseDevlinkEvidence(string(f.Data))
 		if err != nil {
@@ -553,6 +575,24 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 			return err
 		}
 		r.statsFiles = append(r.statsFiles, sf)
+	case KindFlintQuery:
+		devs, err := ParseFlintQuery(string(f.Data))
+		if err != nil {
+			return err
+		}
+		r.Firmware = append(r.Firmware, devs...)
+		if n := flintDeviceNote(f.Name, devs); n != "" {
+			res.addNote(n)
+		}
+	case KindToolFailure:
+		res.addNote("no output to read: " + toolFailure(lines(f.Data)))
+	case KindRDMACounterValues:
+		v, err := parseRDMAValues(f.Name, string(f.Data))
+		if err != nil {
+			return err
+		}
+		r.rdmaFiles = append(r.rdmaFiles, v.files...)
+		res.addNote(v.note)
 	case KindCollectManifest:
 		m, err := parseManifest(f.Data)
 		if err != nil {

@@ -116,7 +116,8 @@ type Reporter struct {
 
 // ParseDevlinkHealth parses `devlink health show` text (any kernel
 // generation: "name" or "reporter" keys, device or port handles) or its
-// -j JSON.
+// -j JSON. A reporter of an excerpt without its device line has an empty
+// Device.
 func ParseDevlinkHealth(text string) ([]Reporter, error) {
 	if t := strings.TrimSpace(text); strings.HasPrefix(t, "{") {
 		return parseDevlinkHealthJSON(t)
@@ -134,7 +135,7 @@ func ParseDevlinkHealth(text string) ([]Reporter, error) {
 			continue
 		}
 		f := strings.Fields(l)
-		if (f[0] == "reporter" || f[0] == "name") && len(f) >= 2 && dev != "" {
+		if (f[0] == "reporter" || f[0] == "name") && len(f) >= 2 {
 			out = append(out, Reporter{Device: dev, Name: f[1], Line: Line(i + 1)})
 			cur = &out[len(out)-1]
 			f = f[2:] // old iproute2 printed the state on the same line
