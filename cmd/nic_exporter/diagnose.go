@@ -29,9 +29,8 @@ DESCRIPTION
   --collector.devlink.capture-dir, and nic_exporter collect's pci_sysfs.txt,
   netdev_sysfs.txt, ethtool_-m_IF.txt, InfiniBand ib_counters_* and
   hw_counters_*, devlink dev info and manifest (whose earlier sample under
-  earlier_sample/ is the first observation of each series, so counters are
-  evaluated at their rate between the two samples). Other files are listed
-  as ignored.
+  earlier_sample/ is the first observation of each series). Other files
+  are listed as ignored.
 
   The bundle becomes the series the daemon would export (the daemon's
   ethtool and kmsg collectors over its ethtool -i/-S dumps and kernel logs,
@@ -48,6 +47,15 @@ DESCRIPTION
   so any count fires the "increase > 0" alerts and rate thresholds compare
   with the average since boot. A rule's "for:" cannot be observed: a
   condition that holds in the snapshot is a finding.
+
+  A bundle of nic_exporter collect's two samples is evaluated twice: with
+  each counter at its rate between the samples, and since boot (rising
+  evenly from zero at boot to the earlier sample, then as the samples
+  say). A finding only the second gives, a count that rose before the
+  earlier sample and not between the two, may be from any time since boot:
+  it is listed last, its detail says why, its "view" in JSON is
+  "since_boot_only" ("between_samples" or "since_boot" for the others),
+  and it does not count for the exit status.
 
   --alert-rules-file and --recording-rules-file evaluate other rule files
   instead of the built-in ones, such as the mixin rendered with your own
@@ -68,8 +76,9 @@ DESCRIPTION
   each.
 
 EXIT STATUS
-  0  no documented condition found
-  1  at least one finding
+  0  no documented condition found, or only findings since boot of a
+     bundle of two samples
+  1  at least one other finding
   2  an input could not be read (missing, not a bundle, corrupt or refused
      archive); the reason is printed in one line on stderr`
 
