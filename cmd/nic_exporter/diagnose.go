@@ -48,14 +48,10 @@ DESCRIPTION
   with the average since boot. A rule's "for:" cannot be observed: a
   condition that holds in the snapshot is a finding.
 
-  A bundle of nic_exporter collect's two samples is evaluated twice: with
-  each counter at its rate between the samples, and since boot (rising
-  evenly from zero at boot to the earlier sample, then as the samples
-  say). A finding only the second gives, a count that rose before the
-  earlier sample and not between the two, may be from any time since boot:
-  it is listed last, its detail says why, its "view" in JSON is
-  "since_boot_only" ("between_samples" or "since_boot" for the others),
-  and it does not count for the exit status.
+  Counters in both of collect's samples are evaluated at their rate between
+  them, and since boot up to the earlier sample: a finding only the latter
+  gives (a count that did not rise between the samples) is listed last,
+  as view "since_boot_only", and does not count for the exit status.
 
   --alert-rules-file and --recording-rules-file evaluate other rule files
   instead of the built-in ones, such as the mixin rendered with your own
@@ -76,9 +72,8 @@ DESCRIPTION
   each.
 
 EXIT STATUS
-  0  no documented condition found, or only findings since boot of a
-     bundle of two samples
-  1  at least one other finding
+  0  no documented condition found (since_boot_only findings aside)
+  1  at least one finding
   2  an input could not be read (missing, not a bundle, corrupt or refused
      archive); the reason is printed in one line on stderr`
 
