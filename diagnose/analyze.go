@@ -66,6 +66,9 @@ type Finding struct {
 	// time was treated (since boot, "for:"); the alert's description
 	// speaks of windows a bundle does not have.
 	Detail string `json:"detail"`
+	// View is the view of the bundle's time the alert fired in:
+	// ViewBetweenSamples or ViewSinceBoot (findings.go).
+	View string `json:"view"`
 	// Labels are the labels of the sample the alert's expression
 	// returned, without job and instance.
 	Labels map[string]string `json:"labels,omitempty"`
@@ -317,7 +320,7 @@ type bundleInputs struct {
 // and the series of the other tool outputs, series.go), the earlier
 // sample's values the first observation of the later's series, and the
 // alerting rules are evaluated over them (findings.go); last the
-// findings are sorted by severity, alert and device.
+// findings are sorted (sortFindings).
 func (a *Analyzer) Analyze(b *Bundle) *Report {
 	var top, earlier []File
 	for _, f := range b.Files {
@@ -690,10 +693,14 @@ func (a *Analyzer) analyseInterfaces(r *Report, ifaces map[string]*ethIface) {
 }
 
 // sortFindings orders findings by severity (pages first), then alert,
-// then device, keeping the order of equal ones.
+// then device, keeping the order of equal ones; those only since boot
+// (ViewSinceBootOnly) come after the others.
 func sortFindings(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		x, y := fs[i], fs[j]
+		if xo, yo := x.View == ViewSinceBootOnly, y.View == ViewSinceBootOnly; xo != yo {
+			return yo
+		}
 		if x.Severity != y.Severity {
 			return severityRank(x.Severity) < severityRank(y.Severity)
 		}

@@ -29,7 +29,12 @@ import (
 func WriteText(w io.Writer, reports []*Report) error {
 	var t textWriter
 	for _, r := range reports {
-		t.printf("bundle %s: %s finding(s), uptime %s (%s)\n", r.Source, strconv.Itoa(len(r.Findings)), formatUptime(r.Uptime.Seconds), r.Uptime.Source)
+		n := r.Counted()
+		count := strconv.Itoa(n) + " finding(s)"
+		if only := len(r.Findings) - n; only > 0 {
+			count += " and " + strconv.Itoa(only) + " only since boot"
+		}
+		t.printf("bundle %s: %s, uptime %s (%s)\n", r.Source, count, formatUptime(r.Uptime.Seconds), r.Uptime.Source)
 		for _, f := range r.Findings {
 			t.printf("  %-7s %s %s: %s\n", strings.ToUpper(f.Severity), f.Alert, f.Device, f.Condition)
 			t.printf("          evidence: %s\n          detail:   %s\n          runbook:  %s\n", f.Evidence, f.Detail, f.Runbook)
