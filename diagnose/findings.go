@@ -150,7 +150,6 @@ func sampleSeries(r *Report, rules *logrules.Engine, alerts *ruleeval.Rules, at 
 		}
 		out = append(out, familiesSeries(fams, alerts, inst, at)...)
 	}
-	out = withExporterSeries(out, r.exporter, alerts, inst, at, evidence)
 	for _, it := range r.ethIfaces {
 		stats := make([]string, 0, len(it.statsAt))
 		for stat := range it.statsAt {
@@ -172,6 +171,9 @@ func sampleSeries(r *Report, rules *logrules.Engine, alerts *ruleeval.Rules, at 
 	}
 	hwmonEvidence(r.hwmon, evidence)
 	addStatsEvidence(r.statsFiles, evidence)
+	// Last: the exporter's series and their evidence replace the ones
+	// built from the tool outputs.
+	out = withExporterSeries(out, r.exporter, alerts, inst, at, evidence)
 	return out, evidence, nil
 }
 

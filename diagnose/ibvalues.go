@@ -118,6 +118,7 @@ type rdmaValueLine struct {
 	dev     string // the device and port a path on the line names
 	port    string
 	command bool
+	comment bool
 }
 
 // classifyRDMAValueLine reads one non-empty, trimmed line; ok is false
@@ -142,6 +143,10 @@ func classifyRDMAValueLine(l string) (rdmaValueLine, bool) {
 			return v, false
 		}
 		return v, true
+	case strings.HasPrefix(l, "#") && !strings.Contains(l, "cat "):
+		// A comment (a fixture's source header), not a root prompt
+		// running cat: the paths it mentions name nothing.
+		return rdmaValueLine{comment: true}, true
 	case strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "# ") || strings.HasPrefix(l, "+ "):
 		v.command = v.dev != ""
 		return v, v.command
@@ -232,7 +237,7 @@ func parseRDMAValues(file, text string) (*rdmaValues, error) {
 			dev, port = v.dev, v.port
 		}
 		switch {
-		case v.command:
+		case v.command, v.comment:
 		case v.errName != "":
 			errNames = append(errNames, v.errName)
 		default:

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,5 +97,74 @@ func TestDiagnoseEscapesArgumentErrors(t *testing.T) {
 	code := runDiagnose([]string{"--\x1b[2J\nbundle x: 0 finding(s)"}, &out, &errb)
 	if code != 2 || strings.Count(errb.String(), "\n") != 1 || strings.ContainsAny(errb.String(), "\x1b") {
 		t.Errorf("exit %d, stderr %q: want 2 and one escaped line", code, errb.String())
+	}
+}
+
+// TestDiagnoseExporterMetrics runs the whole path an operator runs on a
+// host with the daemon: a demo exporter with two faults (frozen ten
+// minutes in), `collect` taking its /metrics with each sample of a
+// healthy demo host, and `diagnose` of that bundle. The faults live only
+// in the daemon, so their findings must come from metrics.txt, whose
+// families replace the ones built from the demo host's files: the
+// temperatures (hwmon_sysfs.txt says 58 °C) and the VMA statistics; and
+// nothing counted outside the faults' **Fires:** lines of docs/faults.md.
+func TestDiagnoseExporterMetrics(t *testing.T) {
+	e := start(t, "--demo", "--demo.elapsed=10m", "--demo.faults=nic_overheating@0s,vma_no_buffers@0s")
+	out := filepath.Join(t.TempDir(), "bundle")
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(binary, "collect", "--demo", "--interval=1s", "--url=http://"+e.addr+"/metrics", "--out="+out)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("collect: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	var rep bytes.Buffer
+	if code := runDiagnose([]string{"--format=json", out}, &rep, &stderr); code != 1 {
+		t.Fatalf("diagnose exit %d, want 1 (findings): %s\n%s", code, stderr.String(), rep.String())
+	}
+	var doc struct {
+		Bundles []struct {
+			Files []struct {
+				Name, Kind string
+			} `json:"files"`
+			Findings []struct {
+				Alert, Evidence, View string
+			} `json:"findings"`
+		} `json:"bundles"`
+	}
+	if err := json.Unmarshal(rep.Bytes(), &doc); err != nil || len(doc.Bundles) != 1 {
+		t.Fatalf("report: %v\n%s", err, rep.String())
+	}
+	r := doc.Bundles[0]
+	kinds := map[string]string{}
+	for _, f := range r.Files {
+		kinds[f.Name] = f.Kind
+	}
+	for _, f := range []string{"metrics.txt", "earlier_sample/metrics.txt"} {
+		if kinds[f] != "nic_exporter /metrics" {
+			t.Errorf("%s read as %q", f, kinds[f])
+		}
+	}
+	allowed := map[string]bool{ // docs/faults.md, the two faults' Fires lines
+		"NICTemperatureHigh": true, "NICTemperatureCritical": true,
+		"NICVMANoBuffers": true, "NICAppLogVMAErrors": true, "NICVMADrops": true,
+	}
+	found := map[string]bool{}
+	for _, f := range r.Findings {
+		found[f.Alert] = true
+		// The demo's healthy counters that start at old counts are
+		// findings only since boot (docs/support-bundles.md, "The
+		// healthy host since boot"), not counted; what counts must be
+		// the faults'.
+		if !allowed[f.Alert] && f.View != "since_boot_only" {
+			t.Errorf("unexpected finding %s (%s): %s", f.Alert, f.View, f.Evidence)
+		}
+		if !strings.Contains(f.Evidence, "metrics.txt") {
+			t.Errorf("%s: evidence %q is not from metrics.txt", f.Alert, f.Evidence)
+		}
+	}
+	for _, a := range []string{"NICTemperatureHigh", "NICTemperatureCritical", "NICVMANoBuffers"} {
+		if !found[a] {
+			t.Errorf("no %s finding", a)
+		}
 	}
 }
