@@ -80,6 +80,8 @@ type Report struct {
 	Files    []FileResult     `json:"files"`
 	Findings []Finding        `json:"findings"`
 	Firmware []FirmwareDevice `json:"firmware,omitempty"`
+	// Host is the kernel and distribution the bundle names.
+	Host Host `json:"host,omitzero"`
 	// Uptime is the time since boot the counters are averaged over.
 	Uptime Uptime `json:"uptime"`
 
@@ -244,6 +246,10 @@ func (a *Analyzer) recognise(f File) string {
 	switch {
 	case isExporterMetrics(ls):
 		return KindExporterMetrics
+	case isUname(f.Name, ls):
+		return KindUname
+	case isOSRelease(ls):
+		return KindOSRelease
 	case has(prefix("NIC statistics:")) || has(prefix("driver:")) && has(prefix("bus-info:")):
 		return KindEthtoolDump
 	case has(prefix("Settings for ")) && (has(prefix("Link detected:")) || has(prefix("Speed:"))):
@@ -566,6 +572,10 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 		r.Firmware = append(r.Firmware, devs...)
 	case KindRDMACounters:
 		in.rdma = append(in.rdma, dumpFile{f, len(r.Files)}) // after the manifest
+	case KindUname:
+		r.Host.Kernel = parseUname(lines(f.Data))
+	case KindOSRelease:
+		r.Host.OS = parseOSRelease(lines(f.Data))
 	case KindExporterMetrics:
 		fams, err := parseExporterMetrics(f.Data)
 		if err != nil {

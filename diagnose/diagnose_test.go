@@ -457,7 +457,7 @@ func TestCollectDebugLayout(t *testing.T) {
 		files[f.Name] = f
 	}
 	for _, name := range []string{"ethtool_stats.txt", "ib_counters.txt", "firmware.txt", "devlink_health.txt", "dmesg_mlx5.txt", "journal_mlx5.txt",
-		"ethtool_i.txt", "ethtool.txt", "ibstat.txt", "lspci.txt"} {
+		"ethtool_i.txt", "ethtool.txt", "ibstat.txt", "lspci.txt", "uname.txt", "os-release.txt"} {
 		f, ok := files[name]
 		if !ok || f.Kind == "" || strings.Contains(f.Note, "unparsable") || strings.Contains(f.Note, "ignored") {
 			t.Errorf("%s: %+v", name, f)
