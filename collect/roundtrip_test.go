@@ -170,10 +170,10 @@ var healthySinceBoot = map[string]string{
 // notInBundle lists the faults a bundle does not show, and why.
 // docs/support-bundles.md has the same table.
 var notInBundle = map[string]string{
-	"fabric_congestion":    "far-end switch port counters: collect sends no MADs into the fabric",
-	"fabric_symbol_errors": "far-end switch port counters: collect sends no MADs into the fabric",
-	"vma_daemon_down":      "application log of a VMA process: not host NIC state, collect does not read application files",
-	"vma_hugepages":        "application log of a VMA process: not host NIC state",
+	"fabric_congestion":    "far-end switch port counters: collect sends no MADs into the fabric; shown through the daemon's /metrics (collect --url)",
+	"fabric_symbol_errors": "far-end switch port counters: collect sends no MADs into the fabric; shown through the daemon's /metrics (collect --url)",
+	"vma_daemon_down":      "application log of a VMA process: collect does not read application files; shown through the daemon's /metrics (collect --url)",
+	"vma_hugepages":        "application log of a VMA process: collect does not read application files; shown through the daemon's /metrics (collect --url)",
 }
 
 // catalogue reads each fault's **Fires:** alerts from docs/faults.md.
