@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nic-exporter/nic_exporter/demo"
+	"github.com/nic-exporter/nic_exporter/xliostats"
 )
 
 // help is the man-style description of `nic_exporter collect`.
@@ -26,17 +27,23 @@ DESCRIPTION
   Gathers the files of the ConnectX troubleshooting guide's collect_debug.sh
   natively, from sysfs, the ethtool ioctls, devlink and /dev/kmsg:
   uname.txt, os-release.txt, ethtool_-i_IF.txt, ethtool_IF.txt,
-  ethtool_-S_IF.txt and ethtool_-m_IF.txt (module memory) per NIC interface,
+  ethtool_-S_IF.txt, ethtool_--show-fec_IF.txt (FEC mode and counters) and
+  ethtool_-m_IF.txt (module memory) per NIC interface,
   netdev_sysfs.txt, devlink_health.txt,
   devlink_dev_info.txt and, per reporter in error,
   devlink_health_diagnose_DEV_REPORTER.json, ibstat.txt,
   ib_counters_DEV_PORT.txt and hw_counters_DEV_PORT.txt, pci_sysfs.txt (PCIe
   link speed and width, AER counters), dmesg_nic.txt, and with external
   commands, where the tool is the only reader, lspci.txt (lspci -vvv) and
-  journal_nic.txt (journalctl -k), each with --command-timeout.
+  journal_nic.txt (journalctl -k), each with --command-timeout. The
+  shared-memory statistics of VMA and XLIO applications are copied under
+  their own names into vma/ and xlio/ (vma_stats and xlio_stats read them
+  there), found and verified as the daemon's vma and xlio collectors do
+  (--collector.vma.stats-dir, --collector.xlio.stats-dir), at most 1 MiB
+  each and 32 processes per library.
 
-  The counters (ethtool -S, devlink health, pci_sysfs, InfiniBand counters,
-  the exporter's /metrics) are sampled twice, --interval apart: the first
+  The counters (ethtool -S, FEC, devlink health, pci_sysfs, InfiniBand counters,
+  VMA/XLIO statistics, the exporter's /metrics) are sampled twice, --interval apart: the first
   sample in earlier_sample/, the second at the top level, so rates are real.
   manifest.json lists every file with its source, both samples' times and
   the host's uptime, and each source that could not be read, with the
@@ -64,6 +71,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		out, url, faults, sysfs, procfs string
 		interval, timeout, cmdTimeout   time.Duration
 		useDemo                         bool
+		vmaDirs, xlioDirs               []string
 	)
 	app.Flag("out", "Bundle to write: DIR, or FILE.tar.gz (default nic_exporter-bundle-HOST-TIME.tar.gz).").StringVar(&out)
 	app.Flag("interval", "Time between the two samples of the counters; 0 takes one.").Default("10s").DurationVar(&interval)
@@ -72,6 +80,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	app.Flag("url", "The exporter's metrics URL, read with each sample; empty reads none (default http://127.0.0.1:21180/metrics, none with --demo).").StringVar(&url)
 	app.Flag("path.sysfs", "sysfs mount point.").Default("/sys").StringVar(&sysfs)
 	app.Flag("path.procfs", "procfs mount point.").Default("/proc").StringVar(&procfs)
+	app.Flag("collector.vma.stats-dir", "Directory holding libvma's vmastat.<pid> files, as the daemon's flag; repeat for several.").Default(DefaultVMADir).StringsVar(&vmaDirs)
+	app.Flag("collector.xlio.stats-dir", "Directory holding libxlio's xliostat.<pid> files, as the daemon's flag; repeat for several.").Default(xliostats.DefaultDir).StringsVar(&xlioDirs)
 	app.Flag("demo", "Collect the embedded demo host instead of this one.").BoolVar(&useDemo)
 	app.Flag("demo.faults", "Faults of the demo host, as the daemon's --demo.faults (docs/faults.md).").StringVar(&faults)
 	helped := false
@@ -109,6 +119,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		src = HostSources(sysfs, procfs)
+		src.VMADirs, src.XLIODirs = vmaDirs, xlioDirs
 		if !flagGiven(args, "url") {
 			url = "http://127.0.0.1:21180/metrics"
 		}

@@ -71,6 +71,9 @@ type Config struct {
 	URL string
 	// Limits bound the bundle; zero fields take DefaultLimits' values.
 	Limits Limits
+	// Stats bound the applications' statistics files in the bundle;
+	// zero fields take DefaultStatsLimits' values.
+	Stats StatsLimits
 	// Now is the clock of the manifest's times; nil means time.Now.
 	Now func() time.Time
 	// Wait waits d or until ctx is done, between the samples; nil uses
@@ -123,6 +126,8 @@ type FileEntry struct {
 	Bytes  int    `json:"bytes"`
 	// Truncated is set when the source gave more than MaxFileSize.
 	Truncated bool `json:"truncated,omitempty"`
+	// Process is, for a libvma or libxlio statistics file, its writer.
+	Process *ProcessEntry `json:"process,omitempty"`
 }
 
 // Unreadable is a source that could not be read.
@@ -132,24 +137,26 @@ type Unreadable struct {
 }
 
 // add adds a file to the bundle within the limits; a file over the
-// per-file limit is cut, one over the total left out, both noted.
-func (b *Bundle) add(name, source string, data []byte) {
+// per-file limit is cut, one over the total left out, both noted. It
+// reports whether the file was added, as the last of Manifest.Files.
+func (b *Bundle) add(name, source string, data []byte) bool {
 	e := FileEntry{Name: name, Source: source}
 	if len(data) > b.limits.MaxFileSize {
 		data, e.Truncated = data[:b.limits.MaxFileSize], true
 	}
 	if b.total+len(data) > b.limits.MaxTotal {
 		b.unreadable(source, fmt.Sprintf("left out: %s would pass the bundle's limit of %d bytes", name, b.limits.MaxTotal))
-		return
+		return false
 	}
 	if _, dup := b.Files[name]; dup {
 		b.unreadable(source, "left out: a second file named "+name)
-		return
+		return false
 	}
 	b.total += len(data)
 	e.Bytes = len(data)
 	b.Files[name] = data
 	b.Manifest.Files = append(b.Manifest.Files, e)
+	return true
 }
 
 // unreadable notes a source that could not be read, once: each sample
@@ -189,6 +196,12 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) (*Bundle, error) {
 	if cfg.Limits.MaxTotal <= 0 {
 		cfg.Limits.MaxTotal = DefaultLimits.MaxTotal
 	}
+	if cfg.Stats.MaxFileSize <= 0 {
+		cfg.Stats.MaxFileSize = DefaultStatsLimits.MaxFileSize
+	}
+	if cfg.Stats.MaxProcesses <= 0 {
+		cfg.Stats.MaxProcesses = DefaultStatsLimits.MaxProcesses
+	}
 	if cfg.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.Timeout)
@@ -198,6 +211,10 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) (*Bundle, error) {
 	b := &Bundle{Files: map[string][]byte{}, limits: cfg.Limits,
 		Manifest: Manifest{Tool: "nic_exporter collect", Host: src.Host, Files: []FileEntry{}, Unreadable: []Unreadable{}}}
 	c := &collector{cfg: cfg, src: src, b: b, log: log}
+	c.mr = c.openModules()
+	if cl, ok := c.mr.(interface{ Close() error }); ok {
+		defer cl.Close()
+	}
 
 	dirs := []string{""}
 	if cfg.Interval > 0 {
@@ -273,6 +290,10 @@ type collector struct {
 	log *zap.Logger
 	// lastReporters are the health reporters of the last sample.
 	lastReporters []devlink.HealthReporter
+	// mr is the pluggable module reader (the phy collector's ethtool
+	// netlink source), nil when there is none; it also gives the link
+	// state and the FEC statistics where it implements them.
+	mr ModuleReader
 }
 
 // name returns the bundle path of a file of the sample in dir.
@@ -284,8 +305,9 @@ func name(dir, file string) string {
 }
 
 // sample takes one sample of the counters into dir: ethtool -S, the
-// devlink health reporters, the PCIe link and AER attributes, the
-// InfiniBand counters and the exporter's /metrics.
+// devlink health reporters, the PCIe link and AER attributes, the NIC
+// functions' temperatures, the InfiniBand counters, the VMA/XLIO
+// applications' statistics files and the exporter's /metrics.
 func (c *collector) sample(ctx context.Context, dir string) {
 	if c.src.Refresh != nil {
 		if err := c.src.Refresh(); err != nil {
@@ -304,10 +326,13 @@ func (c *collector) sample(ctx context.Context, dir string) {
 	}
 	c.b.Manifest.Samples = append(c.b.Manifest.Samples, s)
 	c.ethtoolSample(dir)
+	c.fecSample(dir)
 	c.devlinkSample(ctx, dir)
 	c.pciSample(dir)
+	c.hwmonSample(dir)
 	c.netdevSample(dir)
 	c.infinibandSample(dir)
+	c.statsSample(ctx, dir)
 	if c.cfg.URL != "" {
 		c.metricsSample(ctx, dir)
 	}
@@ -318,8 +343,8 @@ func (c *collector) sample(ctx context.Context, dir string) {
 // diagnose output, and the kernel log.
 func (c *collector) once(ctx context.Context) {
 	c.identity()
-	c.ethtoolOnce()
-	c.moduleOnce()
+	c.ethtoolOnce(c.mr)
+	c.moduleOnce(c.mr)
 	c.ibstat()
 	c.lspci(ctx)
 	c.devlinkOnce(ctx)

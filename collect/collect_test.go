@@ -307,3 +307,70 @@ func TestCommandTimeout(t *testing.T) {
 		t.Errorf("missing tool: %v", err)
 	}
 }
+
+// TestHwmonThermalZone checks hwmon_sysfs.txt of a function without a
+// hwmon device (mlx5 on kernels 6.4 and 6.5): the thermal zones the
+// netdev collector looks at up to the function's, as the kernel names
+// them (zone type "mlx5_<address>", the upstream fix "net/mlx5: Fix
+// thermal zone name"; a ConnectX zone at 41.0 °C as lm-sensors printed
+// it in mate-desktop/mate-sensors-applet#134), and its interface; a
+// function with neither is left out.
+func TestHwmonThermalZone(t *testing.T) {
+	root := t.TempDir()
+	const fn = "devices/pci0000:a0/0000:a0:01.1/0000:a2:00.0"
+	const other = "devices/pci0000:a0/0000:a0:01.1/0000:a2:00.1"
+	for rel, content := range map[string]string{
+		fn + "/net/ens1f0np0/ifindex":                "5",
+		other + "/net/ens1f1np1/ifindex":             "6",
+		"devices/virtual/thermal/thermal_zone0/type": "x86_pkg_temp",
+		"devices/virtual/thermal/thermal_zone0/temp": "55000",
+		"devices/virtual/thermal/thermal_zone1/type": "mlx5_0000:a2:00.0",
+		"devices/virtual/thermal/thermal_zone1/temp": "41000",
+		"devices/virtual/thermal/thermal_zone2/type": "acpitz",
+	} {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for rel, target := range map[string]string{
+		"class/net/ens1f0np0":           "../../" + fn + "/net/ens1f0np0",
+		fn + "/net/ens1f0np0/device":    "../../../0000:a2:00.0",
+		"class/net/ens1f1np1":           "../../" + other + "/net/ens1f1np1",
+		other + "/net/ens1f1np1/device": "../../../0000:a2:00.1",
+		"class/thermal/thermal_zone0":   "../../devices/virtual/thermal/thermal_zone0",
+		"class/thermal/thermal_zone1":   "../../devices/virtual/thermal/thermal_zone1",
+		"class/thermal/thermal_zone2":   "../../devices/virtual/thermal/thermal_zone2",
+	} {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := &Bundle{Files: map[string][]byte{}, limits: DefaultLimits, Manifest: Manifest{Unreadable: []Unreadable{}}}
+	c := &collector{src: Sources{SysfsPath: root}, b: b, log: zap.NewNop()}
+	c.hwmonSample("")
+	want := "bus/pci/devices/0000:a2:00.0/net/ens1f0np0/ifindex:5\n" +
+		"class/thermal/thermal_zone0/type:x86_pkg_temp\n" +
+		"class/thermal/thermal_zone1/temp:41000\n" +
+		"class/thermal/thermal_zone1/type:mlx5_0000:a2:00.0\n"
+	if got := string(b.Files[HwmonFile]); got != want {
+		t.Errorf("%s:\n%s\nwant:\n%s", HwmonFile, got, want)
+	}
+	if len(b.Manifest.Unreadable) > 0 {
+		t.Errorf("unreadable: %+v", b.Manifest.Unreadable)
+	}
+	h, err := diagnose.ParseHwmonSysfs(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Functions) != 1 || h.Functions[0].Address != "0000:a2:00.0" || strings.Join(h.Functions[0].Interfaces, ",") != "ens1f0np0" {
+		t.Errorf("diagnose reads the functions %+v", h.Functions)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nic-exporter/nic_exporter/collector/phy"
+	"github.com/nic-exporter/nic_exporter/internal/errclass"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 )
 
@@ -72,7 +74,8 @@ func (c *collector) ethtoolSample(dir string) {
 
 // ethtoolOnce writes ethtool -i and ethtool (link settings) of each NIC
 // interface.
-func (c *collector) ethtoolOnce() {
+func (c *collector) ethtoolOnce(mr ModuleReader) {
+	ls, _ := mr.(linkStater)
 	c.withEthtool(func(src Ethtool, names []string) {
 		for _, n := range names {
 			if di, err := src.DriverInfo(n); err != nil {
@@ -83,7 +86,14 @@ func (c *collector) ethtoolOnce() {
 			if l, err := src.Link(n); err != nil {
 				c.b.unreadableErr("ethtool "+n, err)
 			} else if l.HasSettings || l.HasDetected {
-				c.b.add("ethtool_"+n+".txt", "ethtool "+n+" (SIOCETHTOOL ETHTOOL_GSET, ETHTOOL_GLINK)", []byte(renderLink(n, l)))
+				src := "ethtool " + n + " (SIOCETHTOOL ETHTOOL_GSET, ETHTOOL_GLINK)"
+				var st *phy.LinkState
+				if ls != nil {
+					if s, err := ls.LinkState(n); err == nil {
+						st, src = &s, src+"; the link down reason and count from ETHTOOL_MSG_LINKSTATE_GET"
+					}
+				}
+				c.b.add("ethtool_"+n+".txt", src, []byte(renderLink(n, l, st)))
 			}
 		}
 	})
@@ -138,9 +148,17 @@ func renderDriverInfo(di ethtoolioctl.DriverInfo) string {
 		di.Driver, di.Version, di.FirmwareVersion, di.BusInfo, stats)
 }
 
+// linkStater is implemented by a module reader that also reads the link
+// state over ethtool netlink (the phy collector's source).
+type linkStater interface {
+	LinkState(ifname string) (phy.LinkState, error)
+}
+
 // renderLink prints link settings and state as ethtool DEV does, the
-// fields the ioctls give.
-func renderLink(n string, l ethtoolioctl.Link) string {
+// fields the ioctls give, and from st, when the driver gives them, the
+// reason the link is down and the link down count as ethtool 5.8 and
+// later print them.
+func renderLink(n string, l ethtoolioctl.Link, st *phy.LinkState) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Settings for %s:\n", n)
 	if l.HasSettings {
@@ -163,12 +181,126 @@ func renderLink(n string, l ethtoolioctl.Link) string {
 			b.WriteString("\tAuto-negotiation: off\n")
 		}
 	}
+	detected := l.Detected
+	if st != nil && st.Up != nil {
+		// ethtool DEV takes "Link detected" from the netlink link state
+		// where it has it, as here.
+		detected, l.HasDetected = *st.Up, true
+	}
 	if l.HasDetected {
-		if l.Detected {
+		if detected {
 			b.WriteString("\tLink detected: yes\n")
+		} else if st != nil && st.DownReason != "" {
+			fmt.Fprintf(&b, "\tLink detected: no (%s", extStateText(st.DownReason))
+			if st.DownSubstate != "" {
+				fmt.Fprintf(&b, ", %s", extStateText(st.DownSubstate))
+			}
+			b.WriteString(")\n")
 		} else {
 			b.WriteString("\tLink detected: no\n")
 		}
+	}
+	if st != nil && st.DownEvents != nil {
+		fmt.Fprintf(&b, "\tLink Down Events: %d\n", *st.DownEvents)
+	}
+	return b.String()
+}
+
+// extStateText writes a link extended state or substate name as ethtool
+// prints it (netlink/settings.c): the words with the first capitalised;
+// the two names whose ethtool string has other words are spelled out.
+// Capitals inside ethtool's strings (EEPROM, FEC, Serdes ALOS) are not
+// reproduced; diagnose reads either.
+func extStateText(name string) string {
+	switch name {
+	case "link_logical_mismatch":
+		return "Logical mismatch"
+	case "cmis_not_ready":
+		return "CMIS module is not in ModuleReady state"
+	}
+	t := strings.ReplaceAll(name, "_", " ")
+	if t == "" {
+		return t
+	}
+	return strings.ToUpper(t[:1]) + t[1:]
+}
+
+// fecReader is implemented by a module reader that also reads the FEC
+// mode and statistics over ethtool netlink (the phy collector's source).
+type fecReader interface {
+	FEC(ifname string) (phy.FEC, error)
+}
+
+// fecSample writes ethtool_--show-fec_IF.txt into dir for each NIC
+// interface whose driver reports FEC: the output of `ethtool -I
+// --show-fec IF` (ethtool 6.x), the totals with their lanes.
+func (c *collector) fecSample(dir string) {
+	fr, ok := c.mr.(fecReader)
+	if !ok {
+		return
+	}
+	c.withEthtool(func(_ Ethtool, names []string) {
+		for _, n := range names {
+			cmd := "ethtool -I --show-fec " + n
+			f, err := fr.FEC(n)
+			if errclass.IsUnsupported(err) || errclass.IsNotExist(err) {
+				continue // no FEC (ENA, virtual functions)
+			}
+			if err != nil {
+				c.b.unreadableErr(cmd, err)
+				continue
+			}
+			if f.Mode == "" && f.CorrectedBlocks == nil && f.UncorrectableBlocks == nil && f.CorrectedBits == nil {
+				continue
+			}
+			c.b.add(name(dir, "ethtool_--show-fec_"+n+".txt"), cmd+" (ETHTOOL_MSG_FEC_GET with statistics)", []byte(renderFEC(n, f)))
+		}
+	})
+}
+
+// renderFEC prints FEC state as `ethtool -I --show-fec` of ethtool 6.x
+// does (netlink/fec.c): the active mode, then each counter the driver
+// reports with its lanes.
+func renderFEC(n string, f phy.FEC) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "FEC parameters for %s:\n", n)
+	mode := "None"
+	switch f.Mode {
+	case "off":
+		mode = "Off"
+	case "rs":
+		mode = "RS"
+	case "baser":
+		mode = "BaseR"
+	case "llrs":
+		mode = "LLRS"
+	}
+	fmt.Fprintf(&b, "Active FEC encoding: %s\n", mode)
+	stats := []struct {
+		name string
+		c    *phy.FECCounter
+	}{{"corrected_blocks", f.CorrectedBlocks}, {"uncorrectable_blocks", f.UncorrectableBlocks}, {"corrected_bits", f.CorrectedBits}}
+	header := false
+	for _, s := range stats {
+		if s.c == nil {
+			continue
+		}
+		if !header {
+			b.WriteString("Statistics:\n")
+			header = true
+		}
+		fmt.Fprintf(&b, "  %s: %d", s.name, s.c.Total)
+		if len(s.c.Lanes) > 0 {
+			b.WriteString(" [ per_lane:")
+			for i, v := range s.c.Lanes {
+				if i > 0 {
+					b.WriteString(",")
+				}
+				fmt.Fprintf(&b, " %d", v)
+			}
+			b.WriteString(" ]")
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

@@ -94,6 +94,18 @@ func collectKernelChecks(t *testing.T) {
 	}) {
 		t.Error("no ethtool -S of the e1000e (rx_crc_errors)")
 	}
+	// The e1000e has no hwmon device and no mlx5 thermal zone: the
+	// netdev collector's reading finds no temperature under the real
+	// kernel's sysfs, so there is no hwmon_sysfs.txt, and looking costs
+	// no unreadable source.
+	if _, ok := b.Files[collect.HwmonFile]; ok {
+		t.Errorf("%s for a NIC without a temperature:\n%s", collect.HwmonFile, b.Files[collect.HwmonFile])
+	}
+	for _, u := range b.Manifest.Unreadable {
+		if strings.Contains(u.Source, "hwmon") || strings.Contains(u.Source, "thermal") {
+			t.Errorf("not read: %s: %s", u.Source, u.Reason)
+		}
+	}
 	if !bytes.Contains(b.Files["pci_sysfs.txt"], []byte("aer_dev_nonfatal:TOTAL_ERR_NONFATAL 0")) {
 		t.Errorf("pci_sysfs.txt without the e1000e's AER counters:\n%s", b.Files["pci_sysfs.txt"])
 	}

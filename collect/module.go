@@ -18,21 +18,27 @@ type ModuleReader interface {
 	Module(ifname string) (*sff.Memory, error)
 }
 
-// moduleOnce writes ethtool_-m_IF.txt for each NIC interface with a
-// module (one whose driver answers EOPNOTSUPP has none): the memory as the pages the module advertises, in the text
-// form internal/sff reads back (ParseTextDump), after comment lines with
-// the decoded identity and monitors.
-func (c *collector) moduleOnce() {
+// openModules opens the pluggable module reader (the phy collector's
+// ethtool netlink source), or returns nil, noting why, when there is none.
+func (c *collector) openModules() ModuleReader {
 	if c.src.Modules == nil {
-		return
+		return nil
 	}
 	mr, err := c.src.Modules()
 	if err != nil {
 		c.b.unreadableErr("ethtool -m (module memory)", err)
-		return
+		return nil
 	}
-	if cl, ok := mr.(interface{ Close() error }); ok {
-		defer cl.Close()
+	return mr
+}
+
+// moduleOnce writes ethtool_-m_IF.txt for each NIC interface with a
+// module (one whose driver answers EOPNOTSUPP has none): the memory as the pages the module advertises, in the text
+// form internal/sff reads back (ParseTextDump), after comment lines with
+// the decoded identity and monitors.
+func (c *collector) moduleOnce(mr ModuleReader) {
+	if mr == nil {
+		return
 	}
 	c.withEthtool(func(_ Ethtool, names []string) {
 		for _, n := range names {

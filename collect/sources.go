@@ -18,6 +18,8 @@ import (
 	"github.com/nic-exporter/nic_exporter/devlink"
 	"github.com/nic-exporter/nic_exporter/internal/ethtoolioctl"
 	"github.com/nic-exporter/nic_exporter/internal/safefile"
+	"github.com/nic-exporter/nic_exporter/vmastats"
+	"github.com/nic-exporter/nic_exporter/xliostats"
 )
 
 // Ethtool is the ethtool ioctl source: ethtoolioctl.Source on a host,
@@ -76,6 +78,16 @@ type Sources struct {
 	// Refresh, when set, runs before each sample (the demo host's
 	// Update, so its counters advance between the samples).
 	Refresh func() error
+	// ProcPath is the procfs mount point, where the writers of the
+	// statistics files are verified; empty means /proc.
+	ProcPath string
+	// VMADirs and XLIODirs are the directories of libvma's
+	// vmastat.<pid> and libxlio's xliostat.<pid> files, as the vma and
+	// xlio collectors' --collector.*.stats-dir; none copies none.
+	VMADirs, XLIODirs []string
+	// VMALiveness and XLIOLiveness verify the files' writers; nil means
+	// procfs at ProcPath. The demo host's applications are simulated.
+	VMALiveness, XLIOLiveness vmastats.Liveness
 }
 
 // IdentityFile is one file identifying the host, or why it could not be
@@ -120,6 +132,9 @@ func HostSources(sysfsPath, procPath string) Sources {
 		Uptime:   func() (time.Duration, error) { return readUptime(filepath.Join(procPath, "uptime")) },
 		Identity: hostIdentity,
 		Commands: true,
+		ProcPath: procPath,
+		VMADirs:  []string{DefaultVMADir},
+		XLIODirs: []string{xliostats.DefaultDir},
 	}
 }
 
@@ -144,9 +159,17 @@ func DemoSources(h *demo.Host) Sources {
 		Uptime: func() (time.Duration, error) {
 			return h.Start().Add(h.Elapsed()).Sub(h.BootTime()), nil
 		},
-		Refresh: h.Update,
+		Refresh:      h.Update,
+		VMADirs:      []string{h.VMADir()},
+		VMALiveness:  h.VMALiveness(),
+		XLIODirs:     []string{h.XLIODir()},
+		XLIOLiveness: h.XLIOLiveness(),
 	}
 }
+
+// DefaultVMADir is libvma's default statistics directory
+// (VMA_STATS_SHMEM_DIR), the vma collector's default.
+const DefaultVMADir = "/tmp"
 
 // readUptime reads /proc/uptime's first field.
 func readUptime(p string) (time.Duration, error) {

@@ -66,6 +66,9 @@ type Finding struct {
 	// time was treated (since boot, "for:"); the alert's description
 	// speaks of windows a bundle does not have.
 	Detail string `json:"detail"`
+	// View is the view of the bundle's time the alert fired in:
+	// ViewBetweenSamples or ViewSinceBoot (findings.go).
+	View string `json:"view"`
 	// Labels are the labels of the sample the alert's expression
 	// returned, without job and instance.
 	Labels map[string]string `json:"labels,omitempty"`
@@ -77,6 +80,8 @@ type Report struct {
 	Files    []FileResult     `json:"files"`
 	Findings []Finding        `json:"findings"`
 	Firmware []FirmwareDevice `json:"firmware,omitempty"`
+	// Host is the kernel and distribution the bundle names.
+	Host Host `json:"host,omitzero"`
 	// Uptime is the time since boot the counters are averaged over.
 	Uptime Uptime `json:"uptime"`
 
@@ -105,6 +110,17 @@ type Report struct {
 	// rdmaFiles are the RDMA counters read, as the sysfs files of the
 	// infiniband collector.
 	rdmaFiles []rdmaFile
+	// exporter are the exporter's own /metrics files of the sample.
+	exporter []exporterFile
+	// hwmon are the sample's hwmon sysfs files, for the netdev
+	// collector's temperature reading.
+	hwmon []hwmonInput
+	// statsFiles are the applications' libvma and libxlio statistics
+	// files, decoded, for the vma and xlio collectors (vma.go).
+	statsFiles []statsFile
+	// diagnoses are what the reporters' devlink health diagnose or dump
+	// outputs printed, for the reporters' findings.
+	diagnoses []diagnosisEvidence
 	// manifest is collect's manifest.json, when the bundle has one.
 	manifest *collectManifest
 	// earlier is the report of collect's first sample (earlier_sample/),
@@ -163,8 +179,13 @@ type ethIface struct {
 	link    *LinkSettings
 	dump    *ethtooldump.Dump
 	statsAt map[string]string // statistic name -> file:line
-	// results are the indexes of its files in Report.Files.
+	// results are the indexes of its files in Report.Files, files their
+	// names.
 	results []int
+	files   []string
+	// hasStats and hasInfo say whether an ethtool -S and an ethtool -i
+	// output were read for it.
+	hasStats, hasInfo bool
 }
 
 // dumpFile is an ethtool -i/-S file and the index of its result in
@@ -223,10 +244,18 @@ func (a *Analyzer) recognise(f File) string {
 		return func(l string) bool { return strings.HasPrefix(l, p) }
 	}
 	switch {
+	case isExporterMetrics(ls):
+		return KindExporterMetrics
+	case isUname(f.Name, ls):
+		return KindUname
+	case isOSRelease(ls):
+		return KindOSRelease
 	case has(prefix("NIC statistics:")) || has(prefix("driver:")) && has(prefix("bus-info:")):
 		return KindEthtoolDump
 	case has(prefix("Settings for ")) && (has(prefix("Link detected:")) || has(prefix("Speed:"))):
 		return KindEthtoolLink
+	case has(prefix("FEC parameters for ")) && has(prefix("Active FEC encoding:")):
+		return KindEthtoolFEC
 	case has(prefix("CA '")) && has(prefix("Physical state:")):
 		return KindIbstat
 	case has(prefix("LnkSta:")) || has(prefix("LnkCap:")):
@@ -235,18 +264,30 @@ func (a *Analyzer) recognise(f File) string {
 		return KindMlxfwmanager
 	case len(ls) == 1 && uptimeFile.MatchString(ls[0]):
 		return KindUptime
-	case (has(prefix("reporter ")) || has(prefix("name "))) && has(prefix("state ")):
+	case (has(prefix("reporter ")) || has(prefix("name "))) && has(prefix("state ")) || has(devlinkOneLine.MatchString):
 		return KindDevlinkHealth
+	case isDevlinkDiagnose(f.Name, ls):
+		return KindDevlinkDiagnose
 	case has(pciSysfsLine.MatchString):
 		return KindPCISysfs
 	case has(netdevSysfsCarrier.MatchString):
 		return KindNetdevSysfs
+	case has(hwmonSysfsLine.MatchString):
+		return KindHwmonSysfs
+	case has(prefix("Adapter: ")) && has(isSensorsMlx5Chip):
+		return KindSensors
 	case has(prefix("page addr=0x")):
 		return KindModuleDump
 	case has(prefix("driver ")) && has(prefix("versions:")):
 		return KindDevlinkInfo
 	case isRDMACounters(f.Name, ls):
 		return KindRDMACounters
+	case isRDMAValues(f.Name, ls):
+		return KindRDMACounterValues
+	case has(prefix("Image type:")) && (has(prefix("FW Version:")) || has(prefix("PSID:"))):
+		return KindFlintQuery
+	case toolFailure(ls) != "":
+		return KindToolFailure
 	}
 	kernel := 0
 	for _, l := range ls {
@@ -264,13 +305,6 @@ func (a *Analyzer) recognise(f File) string {
 	return ""
 }
 
-// sosIface is the interface in a sosreport name such as ethtool_-S_eth0.
-var sosIface = regexp.MustCompile(`^ethtool_(?:-[a-zA-Z]_)?([A-Za-z0-9._-]+)$`)
-
-// collectIface is the interface in a name nic_exporter collect writes,
-// such as ethtool_-S_eth0.txt.
-var collectIface = regexp.MustCompile(`^ethtool_-[iS]_([A-Za-z0-9._-]+)\.txt$`)
-
 // bundleInputs are the files whose series need the whole bundle read
 // first: kernel logs (after lspci, for the PCI classes), ethtool -i/-S
 // files (grouped by interface) and ethtool link outputs (which name the
@@ -278,7 +312,7 @@ var collectIface = regexp.MustCompile(`^ethtool_-[iS]_([A-Za-z0-9._-]+)\.txt$`)
 type bundleInputs struct {
 	kernelLogs []File
 	dumps      []dumpFile
-	links      []*LinkSettings
+	links      []linkAt
 	rdma       []dumpFile
 }
 
@@ -292,7 +326,7 @@ type bundleInputs struct {
 // and the series of the other tool outputs, series.go), the earlier
 // sample's values the first observation of the later's series, and the
 // alerting rules are evaluated over them (findings.go); last the
-// findings are sorted by severity, alert and device.
+// findings are sorted (sortFindings).
 func (a *Analyzer) Analyze(b *Bundle) *Report {
 	var top, earlier []File
 	for _, f := range b.Files {
@@ -308,6 +342,7 @@ func (a *Analyzer) Analyze(b *Bundle) *Report {
 		a.readEarlierSample(r, earlier, b.Limits)
 	}
 	a.evaluate(r)
+	attachDiagnoses(r)
 	sortFindings(r.Findings)
 	return r
 }
@@ -331,6 +366,7 @@ func (a *Analyzer) readSample(source string, files []File, limits Limits, linesU
 	for _, f := range in.kernelLogs {
 		a.readKernelLog(r, f)
 	}
+	resolveStatsProcesses(r.statsFiles, r.manifest, "")
 	for _, df := range in.rdma {
 		dir, ok := rdmaDir(df.Name, r.manifest)
 		if !ok {
@@ -344,10 +380,10 @@ func (a *Analyzer) readSample(source string, files []File, limits Limits, linesU
 		}
 		r.rdmaFiles = append(r.rdmaFiles, fs...)
 	}
-	ifaces := groupDumps(r, in.dumps, defaultInterface(in.links))
-	for _, ls := range in.links {
-		if it := ifaces[ls.Interface]; it != nil {
-			it.link = ls
+	ifaces := groupDumps(r, in.dumps, in.links)
+	for _, l := range in.links {
+		if it := ifaces[l.ls.Interface]; it != nil {
+			it.link = l.ls
 		}
 	}
 	a.analyseInterfaces(r, ifaces)
@@ -393,6 +429,7 @@ func (a *Analyzer) readEarlierSample(r *Report, files []File, limits Limits) {
 		f.Name = earlierSampleDir + f.Name
 		r.Files = append(r.Files, f)
 	}
+	resolveStatsProcesses(e.statsFiles, r.manifest, earlierSampleDir)
 	r.earlier, r.earlierAt = e, later.Sub(first)
 }
 
@@ -402,7 +439,13 @@ func (a *Analyzer) readEarlierSample(r *Report, files []File, limits Limits) {
 // pass); text is analysed in lines, within the limits lim, counted
 // against the bundle's totals in r.
 func (a *Analyzer) readFile(r *Report, f File, lim Limits, in *bundleInputs) {
-	kind := recogniseJSON(f.Data)
+	kind := statsKind(f.Name)
+	if kind == "" {
+		kind = recogniseJSON(f.Data)
+	}
+	if kind == "" {
+		kind = recogniseDiagnoseJSON(f.Name, f.Data)
+	}
 	var cut fileText
 	if kind == "" {
 		cut = analysedText(f.Data, lim, lim.MaxBundleLines-r.linesAnalysed, lim.MaxBundleTextBytes-r.textBytesAnalysed)
@@ -439,14 +482,27 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 		if err != nil {
 			return err
 		}
-		in.links = append(in.links, ls)
+		in.links = append(in.links, linkAt{dir: path.Dir(f.Name), ls: ls})
 		r.series.addLink(f.Name, ls)
+	case KindEthtoolFEC:
+		fec, err := ParseFEC(string(f.Data))
+		if err != nil {
+			return err
+		}
+		r.series.addFEC(f.Name, fec)
 	case KindDevlinkHealth:
 		reps, err := ParseDevlinkHealth(string(f.Data))
 		if err != nil {
 			return err
 		}
+		placeReporters(f.Name, reps, res)
 		r.series.addReporters(f.Name, reps)
+	case KindDevlinkDiagnose:
+		ds, err := ParseDevlinkDiagnose(f.Name, string(f.Data))
+		if err != nil {
+			return err
+		}
+		r.addDiagnoses(f.Name, ds, res)
 	case KindDevlinkEvidence:
 		reps, err := ParseDevlinkEvidence(string(f.Data))
 		if err != nil {
@@ -493,6 +549,19 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 			return err
 		}
 		r.series.addNetdevSysfs(f.Name, ifs)
+	case KindHwmonSysfs, KindSensors:
+		parse := ParseHwmonSysfs
+		if kind == KindSensors {
+			parse = ParseSensors
+		}
+		h, err := parse(string(f.Data))
+		if err != nil {
+			return err
+		}
+		for _, why := range h.Rejected {
+			res.addNote("left out: " + why)
+		}
+		r.hwmon = append(r.hwmon, hwmonInput{file: f.Name, h: h})
 	case KindModuleDump:
 		return r.series.addModule(f.Name, string(f.Data))
 	case KindDevlinkInfo:
@@ -503,6 +572,40 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 		r.Firmware = append(r.Firmware, devs...)
 	case KindRDMACounters:
 		in.rdma = append(in.rdma, dumpFile{f, len(r.Files)}) // after the manifest
+	case KindUname:
+		r.Host.Kernel = parseUname(lines(f.Data))
+	case KindOSRelease:
+		r.Host.OS = parseOSRelease(lines(f.Data))
+	case KindExporterMetrics:
+		fams, err := parseExporterMetrics(f.Data)
+		if err != nil {
+			return err
+		}
+		r.exporter = append(r.exporter, exporterFile{name: f.Name, fams: fams})
+	case KindVMAStats, KindXLIOStats:
+		sf, err := parseStats(f.Name, kind, f.Data)
+		if err != nil {
+			return err
+		}
+		r.statsFiles = append(r.statsFiles, sf)
+	case KindFlintQuery:
+		devs, err := ParseFlintQuery(string(f.Data))
+		if err != nil {
+			return err
+		}
+		r.Firmware = append(r.Firmware, devs...)
+		if n := flintDeviceNote(f.Name, devs); n != "" {
+			res.addNote(n)
+		}
+	case KindToolFailure:
+		res.addNote("no output to read: " + toolFailure(lines(f.Data)))
+	case KindRDMACounterValues:
+		v, err := parseRDMAValues(f.Name, string(f.Data))
+		if err != nil {
+			return err
+		}
+		r.rdmaFiles = append(r.rdmaFiles, v.files...)
+		res.addNote(v.note)
 	case KindCollectManifest:
 		m, err := parseManifest(f.Data)
 		if err != nil {
@@ -513,41 +616,44 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 	return nil
 }
 
-// defaultInterface returns the interface of an ethtool -i/-S file whose
-// name does not say it: the interface of the only `ethtool DEV` output,
-// or eth0, the interface collect_debug.sh reads.
-func defaultInterface(links []*LinkSettings) string {
-	if len(links) == 1 {
-		return links[0].Interface
-	}
-	return "eth0"
-}
-
-// groupDumps parses each ethtool -i/-S file on its own, so one that does
-// not parse costs only itself (noted in r.Files), and groups the others
-// by interface: the one its name gives the way sosreport does
-// (ethtool_-S_eth0), else defName.
-func groupDumps(r *Report, dumps []dumpFile, defName string) map[string]*ethIface {
-	ifaces := map[string]*ethIface{}
+// groupDumps names each ethtool -i/-S file's interface (nameDumps),
+// parses each file on its own, so one that does not parse costs only
+// itself (noted in r.Files), and groups the others by interface. Each -S
+// output is its own interface: a second -S output of an interface that
+// is already read is noted and left out, not merged.
+func groupDumps(r *Report, dumps []dumpFile, links []linkAt) map[string]*ethIface {
+	named := make([]namedDump, 0, len(dumps))
 	for _, df := range dumps {
-		f := df.File
-		if _, err := ethtooldump.Parse(bytes.NewReader(f.Data)); err != nil {
-			r.Files[df.result].addNote("unparsable: " + err.Error())
+		named = append(named, namedDump{dumpFile: df, text: cleanDump(df.Data)})
+	}
+	nameDumps(named, links)
+	ifaces := map[string]*ethIface{}
+	for _, d := range named {
+		res := &r.Files[d.result]
+		if n := d.text.skippedNote(); n != "" {
+			res.addNote(n)
+		}
+		if err := d.parseOwn(); err != nil {
+			res.addNote("unparsable: " + err.Error())
 			continue
 		}
-		name := defName
-		if m := collectIface.FindStringSubmatch(path.Base(f.Name)); m != nil {
-			name = m[1]
-		} else if m := sosIface.FindStringSubmatch(path.Base(f.Name)); m != nil && m[1] != "S" && m[1] != "i" {
-			name = m[1]
-		}
-		it := ifaces[name]
+		it := ifaces[d.iface]
 		if it == nil {
-			it = &ethIface{name: name, statsAt: map[string]string{}}
-			ifaces[name] = it
+			it = &ethIface{name: d.iface, statsAt: map[string]string{}}
+			ifaces[d.iface] = it
 		}
-		it.results = append(it.results, df.result)
-		it.addDump(f)
+		if d.text.stats && it.hasStats || d.text.info && it.hasInfo {
+			res.addNote("not read: " + it.files[0] + " already gave the ethtool output of " + d.iface)
+			continue
+		}
+		if d.how != "named by the file name" {
+			res.addNote("interface " + d.iface + ": " + d.how)
+		}
+		it.hasStats = it.hasStats || d.text.stats
+		it.hasInfo = it.hasInfo || d.text.info
+		it.files = append(it.files, d.Name)
+		it.results = append(it.results, d.result)
+		it.addDump(File{Name: d.Name, Data: d.text.data})
 	}
 	return ifaces
 }
@@ -597,10 +703,14 @@ func (a *Analyzer) analyseInterfaces(r *Report, ifaces map[string]*ethIface) {
 }
 
 // sortFindings orders findings by severity (pages first), then alert,
-// then device, keeping the order of equal ones.
+// then device, keeping the order of equal ones; those only since boot
+// (ViewSinceBootOnly) come after the others.
 func sortFindings(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		x, y := fs[i], fs[j]
+		if xo, yo := x.View == ViewSinceBootOnly, y.View == ViewSinceBootOnly; xo != yo {
+			return yo
+		}
 		if x.Severity != y.Severity {
 			return severityRank(x.Severity) < severityRank(y.Severity)
 		}

@@ -25,7 +25,7 @@
 // hand-kept mirror of a few alerts, the second table this package must
 // not have. A bundle is a snapshot, so counters count since boot and
 // "for:" cannot be observed; ruleeval's package comment gives the
-// semantics.
+// semantics, and findings.go the two views of a bundle of two samples.
 package diagnose
 
 import (

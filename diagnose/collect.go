@@ -66,6 +66,8 @@ type collectManifest struct {
 	Files []struct {
 		Name   string `json:"name"`
 		Source string `json:"source"`
+		// Process is the writer of a statistics file (vma.go).
+		Process *manifestProcess `json:"process"`
 	} `json:"files"`
 }
 

@@ -98,6 +98,10 @@ func TestBundles(t *testing.T) {
 		{"mlx5_healthy", ExitFindings, []string{"NICRxOutOfBuffer", "NICPhyDiscards"}, SeverityWarning},
 		{"ena_fault", ExitFindings, []string{"NICENAWatchdogExpired", "NICKernelLogENAReset", "NICKernelLogTxTimeout"}, SeverityPage},
 		{"ena_healthy", ExitClean, nil, ""},
+		// Every file of the ConnectX-7 guide's collect_debug.sh, each from
+		// a cited public output (TestCollectDebugLayout checks each is read).
+		{"cx7_collect_debug", ExitFindings, []string{"NICRxOutOfBuffer", "NICPhyDiscards", "NICInfiniBandLinkDowned",
+			"NICInfiniBandCounterSaturated", "NICInfiniBandPortNotLinkUp", "NICKernelLogCommandErrors"}, SeverityWarning},
 		// One host's bundle, written by nic_exporter collect --demo
 		// --demo.faults=fw_fatal@0s,vnic@0s,pcie_degraded@0s,wd_expired@0s
 		// --interval 10s (docs/support-bundles.md). wd_expired counted
@@ -430,5 +434,66 @@ func TestDirectoryLimits(t *testing.T) {
 		if _, err := Open(dir, lim); !errors.As(err, &ie) {
 			t.Errorf("%+v: err %v, want an InputError", lim, err)
 		}
+	}
+}
+
+// TestCollectDebugLayout is the "done when" for the ConnectX-7
+// troubleshooting guide's collect_debug.sh: its six files of counters,
+// firmware, health and logs are each read (a kind, no unparsable or
+// ignored note), the interface of ethtool_i.txt and ethtool_stats.txt is
+// the eth0 of ethtool.txt, the values of ib_counters.txt are mlx5_0 port
+// 1's counters, and the counters since boot become the findings the
+// alerts define: ring and port drops from ethtool -S, a saturated and
+// downed InfiniBand port from the bare values, the command error from the
+// journal; the firmware inventory names both ConnectX-7 cards.
+func TestCollectDebugLayout(t *testing.T) {
+	b, err := Open(filepath.Join("testdata", "bundles", "cx7_collect_debug"), DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewAnalyzer(rules(t), alertRules(t), nil).Analyze(b)
+	files := map[string]FileResult{}
+	for _, f := range r.Files {
+		files[f.Name] = f
+	}
+	for _, name := range []string{"ethtool_stats.txt", "ib_counters.txt", "firmware.txt", "devlink_health.txt", "dmesg_mlx5.txt", "journal_mlx5.txt",
+		"ethtool_i.txt", "ethtool.txt", "ibstat.txt", "lspci.txt", "uname.txt", "os-release.txt"} {
+		f, ok := files[name]
+		if !ok || f.Kind == "" || strings.Contains(f.Note, "unparsable") || strings.Contains(f.Note, "ignored") {
+			t.Errorf("%s: %+v", name, f)
+		}
+	}
+	for _, name := range []string{"ethtool_i.txt", "ethtool_stats.txt"} {
+		if !strings.Contains(files[name].Note, "interface eth0: named by the ethtool output beside it") {
+			t.Errorf("%s: note %q", name, files[name].Note)
+		}
+	}
+	if n := files["ib_counters.txt"].Note; !strings.Contains(n, "pma_attrs_ext in the C glob order") {
+		t.Errorf("ib_counters.txt: note %q", n)
+	}
+	want := map[string]string{ // alert -> device
+		"NICRxOutOfBuffer":              "eth0",
+		"NICPhyDiscards":                "eth0",
+		"NICInfiniBandLinkDowned":       "mlx5_0 port 1",
+		"NICInfiniBandCounterSaturated": "mlx5_0 port 1",
+		"NICKernelLogCommandErrors":     "0000:01:00.0",
+	}
+	got := map[string]string{}
+	for _, f := range r.Findings {
+		got[f.Alert] = f.Device
+	}
+	for a, dev := range want {
+		if got[a] != dev {
+			t.Errorf("%s on %q, want %q (findings %v)", a, got[a], dev, got)
+		}
+	}
+	psids := 0
+	for _, fw := range r.Firmware {
+		if fw.PSID == "MT_0000001244" {
+			psids++
+		}
+	}
+	if psids != 2 {
+		t.Errorf("firmware: %+v", r.Firmware)
 	}
 }

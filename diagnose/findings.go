@@ -37,18 +37,62 @@ const bundleJob = "nic_exporter"
 // maxEvidence is the most series a finding lists as evidence.
 const maxEvidence = 4
 
+// Views of the bundle's time a finding fired in (Finding.View). A
+// counter's count since boot says nothing about when it rose; a second
+// sample says how fast it rises now, but not whether it rose in the
+// minutes before the first sample, which the daemon's 15-minute windows
+// would still alert on.
+const (
+	// ViewSinceBoot: the bundle has one sample, and each counter rose
+	// linearly from zero at boot to it.
+	ViewSinceBoot = "since_boot"
+	// ViewBetweenSamples: the bundle has two samples, and the condition
+	// holds with each counter at its rate between them back to the start
+	// of every window (ruleeval.Input with SinceBoot false).
+	ViewBetweenSamples = "between_samples"
+	// ViewSinceBootOnly: the bundle has two samples, and the condition
+	// holds only with each counter rising linearly from zero at boot to
+	// the earlier sample, then as the samples say
+	// (ruleeval.Input.SinceBoot): what a bundle of one sample would
+	// find, but the samples do not show it. Its counts may be from any
+	// time since boot (a day-old host's old link downs as much as a
+	// watchdog reset a minute before the bundle), so it is reported and
+	// does not count for the exit status (Report.Counted).
+	ViewSinceBootOnly = "since_boot_only"
+)
+
 // evaluate turns the report's inputs into series, evaluates the alerting
 // rules over them and adds a finding per sample an alert returned. A
+// bundle with one sample is evaluated since boot (ViewSinceBoot); one
+// with two in the between-samples view, then in the since-boot view,
+// whose findings the first view lacks are added as ViewSinceBootOnly, so
+// that a second sample hides nothing the first alone would show. A
 // failure of the collectors or of the rules is a note on the report's
 // first file (or a finding-less report), never a panic.
 func (a *Analyzer) evaluate(r *Report) {
 	series, evidence, err := bundleSeriesOf(r, a.rules, a.alerts, a.log)
 	if err == nil {
-		var firings []ruleeval.Firing
 		boot := evalTime.Add(-time.Duration(r.Uptime.Seconds * float64(time.Second)))
-		firings, err = a.alerts.Eval(context.Background(), ruleeval.Input{Series: series, Now: evalTime, Boot: boot})
+		in := ruleeval.Input{Series: series, Now: evalTime, Boot: boot, SinceBoot: r.earlier == nil}
+		var firings []ruleeval.Firing
+		firings, err = a.alerts.Eval(context.Background(), in)
+		view := ViewBetweenSamples
+		if in.SinceBoot {
+			view = ViewSinceBoot
+		}
+		seen := map[string]bool{}
 		for _, f := range firings {
-			r.Findings = append(r.Findings, a.finding(r, f, series, evidence))
+			seen[firingKey(f)] = true
+			r.Findings = append(r.Findings, a.finding(r, f, view, series, evidence))
+		}
+		if err == nil && !in.SinceBoot {
+			in.SinceBoot = true
+			firings, err = a.alerts.Eval(context.Background(), in)
+			for _, f := range firings {
+				if !seen[firingKey(f)] {
+					r.Findings = append(r.Findings, a.finding(r, f, ViewSinceBootOnly, series, evidence))
+				}
+			}
 		}
 	}
 	if err != nil {
@@ -104,32 +148,7 @@ func sampleSeries(r *Report, rules *logrules.Engine, alerts *ruleeval.Rules, at 
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading back the collectors' series: %w", err)
 		}
-		names := make([]string, 0, len(fams))
-		for n := range fams {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			if !alerts.Reads(n) {
-				continue
-			}
-			mf := fams[n]
-			counter := mf.GetType().String() == "COUNTER"
-			for _, m := range mf.GetMetric() {
-				lbls := map[string]string{"__name__": n, "job": bundleJob, "instance": inst}
-				for _, lp := range m.GetLabel() {
-					lbls[lp.GetName()] = lp.GetValue()
-				}
-				v := m.GetGauge().GetValue()
-				switch {
-				case m.Counter != nil:
-					v = m.GetCounter().GetValue()
-				case m.Untyped != nil:
-					v = m.GetUntyped().GetValue()
-				}
-				out = append(out, ruleeval.Series{Labels: lbls, Counter: counter, Points: []ruleeval.Point{{T: at, V: v}}})
-			}
-		}
+		out = append(out, familiesSeries(fams, alerts, inst, at)...)
 	}
 	for _, it := range r.ethIfaces {
 		stats := make([]string, 0, len(it.statsAt))
@@ -150,6 +169,11 @@ func sampleSeries(r *Report, rules *logrules.Engine, alerts *ruleeval.Rules, at 
 	for _, f := range r.rdmaFiles {
 		evidence["rdma\x00"+f.path] = f.evidence
 	}
+	hwmonEvidence(r.hwmon, evidence)
+	addStatsEvidence(r.statsFiles, evidence)
+	// Last: the exporter's series and their evidence replace the ones
+	// built from the tool outputs.
+	out = withExporterSeries(out, r.exporter, alerts, inst, at, evidence)
 	return out, evidence, nil
 }
 
@@ -163,6 +187,9 @@ func whereRead(lbls map[string]string, evidence map[string]string) string {
 		return evidence["kmsg\x00"+lbls["device"]+"\x00"+lbls["event"]]
 	}
 	if at, ok := rdmaEvidence(lbls, evidence); ok {
+		return at
+	}
+	if at, ok := statsEvidence(lbls, evidence); ok {
 		return at
 	}
 	if stat, ok := strings.CutPrefix(name, "nic_ethtool_"); ok {
@@ -217,9 +244,33 @@ func statStem(stat string) string {
 	return strings.Join(words, "_")
 }
 
-// finding builds the finding of one firing: the device from its labels,
-// the series the alert read for that device as evidence.
-func (a *Analyzer) finding(r *Report, f ruleeval.Firing, series []ruleeval.Series, evidence map[string]string) Finding {
+// Counted returns how many of the report's findings count for the exit
+// status: all but those only since boot (ViewSinceBootOnly).
+func (r *Report) Counted() int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.View != ViewSinceBootOnly {
+			n++
+		}
+	}
+	return n
+}
+
+// firingKey identifies a firing across the views: the alert and the
+// labels of its sample.
+func firingKey(f ruleeval.Firing) string {
+	lbls := make(map[string]string, len(f.Sample)+1)
+	for k, v := range f.Sample {
+		lbls[k] = v
+	}
+	lbls["__name__"] = f.Rule.Name
+	return seriesKey(lbls)
+}
+
+// finding builds the finding of one firing in view: the device from its
+// labels, the series the alert read for that device as evidence, and a
+// detail that says how the bundle's time was read.
+func (a *Analyzer) finding(r *Report, f ruleeval.Firing, view string, series []ruleeval.Series, evidence map[string]string) Finding {
 	dev := f.Labels["device"]
 	if p := f.Labels["port"]; p != "" {
 		dev += " port " + p
@@ -231,9 +282,14 @@ func (a *Analyzer) finding(r *Report, f ruleeval.Firing, series []ruleeval.Serie
 		dev = f.Labels["instance"]
 	}
 	var ev []string
+	observed, moved := false, false // counters of the evidence observed twice, and rising between
 	for _, s := range series {
 		if !f.Rule.Selects(s.Labels) || !sameDevice(s.Labels, f.Sample) {
 			continue
+		}
+		if s.Counter && len(s.Points) > 1 {
+			observed = true
+			moved = moved || s.Points[len(s.Points)-1].V != s.Points[0].V
 		}
 		if s.Counter && s.Points[len(s.Points)-1].V == 0 {
 			continue // no evidence of an increase
@@ -248,11 +304,23 @@ func (a *Analyzer) finding(r *Report, f ruleeval.Firing, series []ruleeval.Serie
 	if len(ev) > maxEvidence {
 		ev = append(ev[:maxEvidence], fmt.Sprintf("and %d more series", len(ev)-maxEvidence))
 	}
-	detail := fmt.Sprintf("The rule's expression returned %s for this device (counters averaged since boot: uptime %s, %s)",
-		strconv.FormatFloat(f.Value, 'g', 4, 64), formatUptime(r.Uptime.Seconds), r.Uptime.Source)
-	if r.earlier != nil {
+	value, uptime := strconv.FormatFloat(f.Value, 'g', 4, 64), formatUptime(r.Uptime.Seconds)
+	apart := r.earlierAt.Round(time.Millisecond).String()
+	var detail string
+	switch view {
+	case ViewSinceBoot:
+		detail = fmt.Sprintf("The rule's expression returned %s for this device (counters averaged since boot: uptime %s, %s)",
+			value, uptime, r.Uptime.Source)
+	case ViewBetweenSamples:
 		detail = fmt.Sprintf("The rule's expression returned %s for this device (counters in both samples at their rate between them, %s apart; counters only in the later sample averaged since boot: uptime %s, %s)",
-			strconv.FormatFloat(f.Value, 'g', 4, 64), r.earlierAt.Round(time.Millisecond), formatUptime(r.Uptime.Seconds), r.Uptime.Source)
+			value, apart, uptime, r.Uptime.Source)
+	default:
+		why := "at the counters' rates between the two samples, " + apart + " apart, the rule's expression returns nothing for this device"
+		if observed && !moved {
+			why = "the counters it read did not move between the two samples, " + apart + " apart"
+		}
+		detail = fmt.Sprintf("Only since boot, not counted in the exit status: %s; with the counters rising evenly from zero at boot (uptime %s, %s) to the earlier sample it returned %s, from counts that may be from any time since boot",
+			why, uptime, r.Uptime.Source, value)
 	}
 	if f.Rule.For > 0 {
 		detail += fmt.Sprintf("; its for: %s cannot be observed in a snapshot, the condition holds in the latest one", model.Duration(f.Rule.For))
@@ -273,6 +341,7 @@ func (a *Analyzer) finding(r *Report, f ruleeval.Firing, series []ruleeval.Serie
 		Runbook:   f.Annotations["runbook_url"],
 		Evidence:  strings.Join(ev, "; "),
 		Detail:    detail,
+		View:      view,
 	}
 }
 

@@ -29,7 +29,15 @@ import (
 func WriteText(w io.Writer, reports []*Report) error {
 	var t textWriter
 	for _, r := range reports {
-		t.printf("bundle %s: %s finding(s), uptime %s (%s)\n", r.Source, strconv.Itoa(len(r.Findings)), formatUptime(r.Uptime.Seconds), r.Uptime.Source)
+		n := r.Counted()
+		count := strconv.Itoa(n) + " finding(s)"
+		if only := len(r.Findings) - n; only > 0 {
+			count += " and " + strconv.Itoa(only) + " only since boot"
+		}
+		t.printf("bundle %s: %s, uptime %s (%s)\n", r.Source, count, formatUptime(r.Uptime.Seconds), r.Uptime.Source)
+		if r.Host.Kernel != "" || r.Host.OS != "" {
+			t.printf("  host: %s, kernel %s\n", orDash(r.Host.OS), orDash(r.Host.Kernel))
+		}
 		for _, f := range r.Findings {
 			t.printf("  %-7s %s %s: %s\n", strings.ToUpper(f.Severity), f.Alert, f.Device, f.Condition)
 			t.printf("          evidence: %s\n          detail:   %s\n          runbook:  %s\n", f.Evidence, f.Detail, f.Runbook)
@@ -234,6 +242,16 @@ func collect(r *Report, rules *logrules.Engine, at time.Time, log *zap.Logger) (
 		}
 		snaps = append(snaps, s)
 	}
+	if s := hwmonSnapshot(r, log); s != nil {
+		snaps = append(snaps, s)
+	}
+	if len(r.statsFiles) > 0 {
+		s, err := statsSnapshots(r.statsFiles, log)
+		if err != nil {
+			return nil, err
+		}
+		snaps = append(snaps, s...)
+	}
 	if s := r.series.snapshot(); s != nil {
 		snaps = append(snaps, s)
 	}
@@ -277,3 +295,11 @@ func (d *lineDevice) Read(p []byte) (int, error) {
 func (d *lineDevice) Pending() (bool, error) { return d.next < len(d.recs), nil }
 func (d *lineDevice) SeekEnd() error         { d.next = len(d.recs); return nil }
 func (d *lineDevice) Close() error           { return nil }
+
+// orDash returns s, or "-" when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

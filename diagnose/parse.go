@@ -2,11 +2,15 @@ package diagnose
 
 import (
 	"encoding/json"
+
 	"fmt"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/nic-exporter/nic_exporter/collector/phy"
+	"github.com/nic-exporter/nic_exporter/internal/ethtoolnl"
 )
 
 // Line is a parsed value with the 1-based line it came from.
@@ -28,6 +32,15 @@ type LinkSettings struct {
 	Detected    bool
 	// DetectedLine is where "Link detected:" was printed.
 	DetectedLine Line
+	// DownReason and DownSubstate are the driver's reason the link is
+	// down (ethtool 5.8 and later print it in parentheses after "Link
+	// detected: no"), named as the phy collector names them; empty when
+	// none is printed.
+	DownReason, DownSubstate string
+	// DownEvents is "Link Down Events:" (ethtool 6.x, drivers that count
+	// them), nil when not printed; DownEventsLine is its line.
+	DownEvents     *uint64
+	DownEventsLine Line
 }
 
 // ParseLinkSettings parses `ethtool DEV` output; it needs the "Settings
@@ -66,7 +79,17 @@ func ParseLinkSettings(text string) (*LinkSettings, error) {
 		case "Auto-negotiation":
 			ls.Autoneg = val == "on"
 		case "Link detected":
-			ls.HasDetected, ls.Detected, ls.DetectedLine = true, val == "yes", Line(i+1)
+			word, why, _ := strings.Cut(val, " ")
+			ls.HasDetected, ls.Detected, ls.DetectedLine = true, word == "yes", Line(i+1)
+			if why = strings.TrimSpace(why); strings.HasPrefix(why, "(") && strings.HasSuffix(why, ")") {
+				ls.DownReason, ls.DownSubstate = linkExtState(strings.TrimSuffix(strings.TrimPrefix(why, "("), ")"))
+			}
+		case "Link Down Events":
+			n, err := strconv.ParseUint(val, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: link down events %q: %w", i+1, val, err)
+			}
+			ls.DownEvents, ls.DownEventsLine = &n, Line(i+1)
 		}
 	}
 	if ls == nil {
@@ -93,7 +116,8 @@ type Reporter struct {
 
 // ParseDevlinkHealth parses `devlink health show` text (any kernel
 // generation: "name" or "reporter" keys, device or port handles) or its
-// -j JSON.
+// -j JSON. A reporter of an excerpt without its device line has an empty
+// Device.
 func ParseDevlinkHealth(text string) ([]Reporter, error) {
 	if t := strings.TrimSpace(text); strings.HasPrefix(t, "{") {
 		return parseDevlinkHealthJSON(t)
@@ -111,7 +135,7 @@ func ParseDevlinkHealth(text string) ([]Reporter, error) {
 			continue
 		}
 		f := strings.Fields(l)
-		if (f[0] == "reporter" || f[0] == "name") && len(f) >= 2 && dev != "" {
+		if (f[0] == "reporter" || f[0] == "name") && len(f) >= 2 {
 			out = append(out, Reporter{Device: dev, Name: f[1], Line: Line(i + 1)})
 			cur = &out[len(out)-1]
 			f = f[2:] // old iproute2 printed the state on the same line
@@ -524,4 +548,59 @@ func ParseMlxfwmanager(text string) ([]FirmwareDevice, error) {
 		return nil, fmt.Errorf("no devices")
 	}
 	return out, nil
+}
+
+// linkExtState names the extended link state ethtool prints after "Link
+// detected: no", "(State)" or "(State, Substate)", as the phy collector
+// names the netlink values: ethtool prints the strings of netlink/settings.c
+// (names_link_ext_state and the names_*_link_ext_substate tables), which
+// are the snake-case names with spaces, except "Logical mismatch"
+// (link_logical_mismatch) and the CMIS substate (cmis_not_ready). A
+// number, which ethtool prints for a value it has no string for, is
+// "unknown" as in the collector; a string this build does not know is
+// kept in snake case.
+func linkExtState(text string) (reason, substate string) {
+	st, sub, _ := strings.Cut(text, ",")
+	st, sub = strings.TrimSpace(st), strings.TrimSpace(sub)
+	state, known := ethtoolnl.ExtState(0), false
+	for s := ethtoolnl.ExtState(0); s.String() != "unknown"; s++ {
+		if snakeCase(st) == s.String() || st == "Logical mismatch" && s.String() == "link_logical_mismatch" {
+			state, known = s, true
+			break
+		}
+	}
+	switch {
+	case known:
+		reason = state.String()
+	case isNumber(st):
+		reason = "unknown"
+	default:
+		reason = snakeCase(st)
+	}
+	if sub == "" {
+		return reason, ""
+	}
+	if isNumber(sub) {
+		return reason, "unknown"
+	}
+	if known {
+		for n := uint8(1); n < 16; n++ {
+			name := phy.SubstateName(state, n)
+			if name == snakeCase(sub) || name == "cmis_not_ready" && strings.HasPrefix(sub, "CMIS") {
+				return reason, name
+			}
+		}
+	}
+	return reason, snakeCase(sub)
+}
+
+// snakeCase lowers s and joins its words with underscores.
+func snakeCase(s string) string {
+	return strings.Join(strings.Fields(strings.ToLower(s)), "_")
+}
+
+// isNumber reports whether s is a decimal number.
+func isNumber(s string) bool {
+	_, err := strconv.ParseUint(s, 10, 8)
+	return err == nil
 }

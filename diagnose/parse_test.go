@@ -159,6 +159,61 @@ func TestParseLinkSettings(t *testing.T) {
 	}
 }
 
+// TestLinkDownReason reads the extended link state ethtool 5.8 and later
+// print after "Link detected: no" and the link down count of ethtool 6.x,
+// and names them as the phy collector names the netlink values.
+func TestLinkDownReason(t *testing.T) {
+	tests := []struct {
+		name, line          string
+		reason, substate    string
+		detected, hasReason bool
+	}{
+		// The two examples of the ethtool patch set that added the
+		// output: netdev, Amit Cohen, "[PATCH ethtool v2 0/3] Add extended
+		// link state", 2 Jul 2020, Message-Id
+		// <20200702131111.23105-1-amitc@mellanox.com>.
+		{"no cable", "Link detected: no (No cable)", "no_cable", "", false, true},
+		{"autoneg", "Link detected: no (Autoneg, No partner detected)", "autoneg", "no_partner_detected", false, true},
+		// The strings of ethtool's netlink/settings.c that are not the
+		// enum names with spaces.
+		{"logical mismatch", "Link detected: no (Logical mismatch, RS FEC is not locked)", "link_logical_mismatch", "rs_fec_is_not_locked", false, true},
+		{"cmis", "Link detected: no (Module, CMIS module is not in ModuleReady state)", "module", "cmis_not_ready", false, true},
+		{"bsi", "Link detected: no (Bad signal integrity, Serdes ALOS)", "bad_signal_integrity", "serdes_alos", false, true},
+		// Values ethtool has no string for are printed as numbers.
+		{"numbers", "Link detected: no (14, 3)", "unknown", "unknown", false, true},
+		{"newer ethtool", "Link detected: no (Overheat, Fan stopped)", "overheat", "fan_stopped", false, true},
+		{"plain down", "Link detected: no", "", "", false, false},
+		{"up", "Link detected: yes", "", "", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ls, err := ParseLinkSettings("Settings for eth0:\n\t" + tt.line + "\n\tLink Down Events: 7\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ls.Detected != tt.detected || ls.DownReason != tt.reason || ls.DownSubstate != tt.substate {
+				t.Errorf("got detected %v reason %q substate %q", ls.Detected, ls.DownReason, ls.DownSubstate)
+			}
+			if ls.DownEvents == nil || *ls.DownEvents != 7 || ls.DownEventsLine != 3 {
+				t.Errorf("link down events: %v line %d", ls.DownEvents, ls.DownEventsLine)
+			}
+			var b bundleSeries
+			b.addLink("ethtool.txt", ls)
+			var got []string
+			for _, s := range b.samples {
+				got = append(got, s.desc.Name())
+			}
+			want := []string{"nic_netdev_admin_up", "nic_netdev_carrier", "nic_phy_link_down_events_total"}
+			if tt.hasReason {
+				want = []string{"nic_netdev_admin_up", "nic_netdev_carrier", "nic_phy_link_down_reason", "nic_phy_link_down_events_total"}
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("series (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
 func FuzzParseDevlinkHealth(f *testing.F) {
 	f.Add(readFixture(f, "mlx5_fault/devlink_health.txt"))
 	f.Add(`{"health":{"pci/0000:08:00.0":[{"reporter":"fw","state":"healthy"}]}}`)
@@ -204,6 +259,8 @@ func FuzzParseMlxfwmanager(f *testing.F) {
 
 func FuzzParseLinkSettings(f *testing.F) {
 	f.Add("Settings for eth0:\n\tSpeed: 1000Mb/s\n\tDuplex: Full\n\tLink detected: yes\n")
+	f.Add("Settings for eth0:\n\tSpeed: 100000Mb/s\n\tLink detected: no (Autoneg, No partner detected)\n\tLink Down Events: 3\n")
+	f.Add("Settings for ens5:\n\tSpeed: Unknown!\n\tDuplex: Unknown! (255)\n\tLink detected: no (14)\n")
 	f.Fuzz(func(t *testing.T, s string) { _, _ = ParseLinkSettings(s) })
 }
 
@@ -212,6 +269,8 @@ func FuzzParseLinkSettings(f *testing.F) {
 func FuzzAnalyze(f *testing.F) {
 	f.Add([]byte(readFixture(f, "mlx5_fault/dmesg_mlx5.txt")))
 	f.Add([]byte(readFixture(f, "ena_fault/sos_commands/networking/ethtool_-S_eth0")))
+	f.Add([]byte("# HELP nic_vma_files x\n# TYPE nic_vma_files gauge\nnic_vma_files{state=\"refused\"} 1\n# EOF\n"))
+	f.Add([]byte("FEC parameters for eth0:\nActive FEC encoding: RS\nStatistics:\n  uncorrectable_blocks: 3 [ per_lane: 1, 2 ]\n"))
 	e := rules(f)
 	alerts := alertRules(f)
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,10 @@ import (
 	"testing"
 
 	"github.com/nic-exporter/nic_exporter/internal/ruleeval"
+	"github.com/nic-exporter/nic_exporter/vmastats"
+	"github.com/nic-exporter/nic_exporter/vmastats/vmastatstest"
+	"github.com/nic-exporter/nic_exporter/xliostats"
+	"github.com/nic-exporter/nic_exporter/xliostats/xliostatstest"
 )
 
 // The bundles of the reachability table are built from the formats
@@ -67,6 +72,21 @@ func netdevSysfs(changes int) string {
 	return fmt.Sprintf("eth0/operstate:up\neth0/carrier:1\neth0/carrier_changes:%d\neth0/flags:0x1003\n", changes)
 }
 
+// exporterMetrics is the exporter's /metrics as collect --url writes it
+// (metrics.txt): each argument is a sample line and its family's type,
+// "SAMPLE TYPE", with the labels of docs/metrics.md and
+// cmd/nic_exporter/testdata/demo.prom (the demo daemon's scrape).
+func exporterMetrics(samples ...string) string {
+	var b strings.Builder
+	for _, s := range samples {
+		i := strings.LastIndex(s, " ")
+		line, typ := s[:i], s[i+1:]
+		name := line[:strings.IndexAny(line, "{ ")]
+		fmt.Fprintf(&b, "# HELP %s A family of the exporter.\n# TYPE %s %s\n%s\n", name, name, typ, line)
+	}
+	return b.String()
+}
+
 // counters is an RDMA counters file as collect writes it: "name:value"
 // lines.
 func counters(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
@@ -86,6 +106,76 @@ const (
 	moduleRxRow   = "b0: 61 a8 00 00 00 00 00 00 00 00 20 7e 1e 52 1d a2"
 )
 
+// hwmonSysfs is collect's hwmon_sysfs.txt of one mlx5 function behind
+// eth0 whose ASIC sensor reads the temperature given in millidegrees,
+// against mlx5's 105 °C critical threshold (the demo host's layout).
+func hwmonSysfs(milli int) string {
+	const dir = "bus/pci/devices/0000:08:00.0/"
+	return fmt.Sprintf("%shwmon/hwmon2/name:mlx5\n%shwmon/hwmon2/temp1_crit:105000\n%shwmon/hwmon2/temp1_input:%d\n"+
+		"%shwmon/hwmon2/temp1_label:asic\n%snet/eth0/ifindex:2\n", dir, dir, dir, milli, dir, dir)
+}
+
+// vmaStats is a libvma 9.8.84 statistics file (vmastatstest's sample: a
+// UDP and an established TCP socket, one CQ, two buffer pools) with every
+// drop, "no buffers" and OS-path count zero, then edit applied. The
+// encoder writes the layout of libvma's vma_stats.h; vmastats' golden
+// test checks its decoder against files the real library wrote.
+func vmaStats(edit func(*vmastats.Stats)) string {
+	s := vmastatstest.Sample(vmastats.LayoutB)
+	for i := range s.CQs {
+		s.CQs[i].RxPktDrop = 0
+	}
+	for i := range s.BufferPools {
+		s.BufferPools[i].NoBuffers = 0
+	}
+	for i := range s.Sockets {
+		s.Sockets[i].Counters = [vmastats.NumCounters]uint32{}
+		s.Sockets[i].Counters[vmastats.RxPackets] = 1000
+	}
+	edit(s)
+	b, err := vmastatstest.Encode(s)
+	if err != nil {
+		panic("encoding the reachability bundle's libvma file: " + err.Error())
+	}
+	return string(b)
+}
+
+// xlioStats is a libxlio 3.70.2 statistics file (as DOCA ships it, with
+// UTLS) with two socket slots, an rx buffer pool, a CQ and one TCP socket
+// in slot 0, with the values given for them (xliostatstest writes the
+// file through the layout table the decoder reads; a test checks its
+// empty file byte for byte against ones real libxlio wrote).
+func xlioStats(pool, cq, sock map[string]uint64) string {
+	f, err := xliostatstest.NewFile("8acf4c5e11413c1da2c7f27b2ec26476", true, [4]uint16{3, 70, 2, 0}, 2)
+	if err != nil {
+		panic("writing the reachability bundle's libxlio file: " + err.Error())
+	}
+	set := func(array string, v map[string]uint64) {
+		if err := errors.Join(f.Enable(array, 0), f.SetAll(array, 0, v)); err != nil {
+			panic("writing the reachability bundle's libxlio file: " + err.Error())
+		}
+	}
+	set("bpool_inst_arr", merge(map[string]uint64{"is_rx": 1, "n_buffer_pool_size": 4096}, pool))
+	set("cq_inst_arr", merge(map[string]uint64{"n_rx_packet_count": 1000}, cq))
+	set("skt_inst_arr", merge(map[string]uint64{"fd": 9, "inode": 5120002, "socket_type": xliostats.SockStream, "tcp_state": 4,
+		"sa_family": 2, "b_is_offloaded": 1, "n_rx_packets": 1000}, sock))
+	return string(f.B)
+}
+
+func merge(a, b map[string]uint64) map[string]uint64 {
+	for k, v := range b {
+		a[k] = v
+	}
+	return a
+}
+
+// noHandshake is a collect manifest that says the statistics file name
+// was read without the reader handshake.
+func noHandshake(name string, pid int) string {
+	return fmt.Sprintf(`{"tool": "nic_exporter collect", "files": [{"name": %q, "source": "/tmp/%s", "process": {"pid": %d, "comm": "md_feed", "reader_handshake": false}}]}`,
+		name, filepath.Base(name), pid)
+}
+
 // reachable is the table alert -> bundle format -> bundle: for each
 // alert of alerts.yml whose series a bundle format diagnose reads can
 // carry, a bundle that shows it.
@@ -93,12 +183,25 @@ var reachable = []struct {
 	alert, format string
 	files         map[string]string
 }{
+	{"NICExporterCollectorDown", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_exporter_collector_up{collector=\"devlink\"} 0 gauge")}},
+	{"NICDevlinkEvidenceCaptured", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_devlink_health_captures_total{device=\"pci/0000:08:00.0\",port=\"\",netdev=\"\",reporter=\"fw_fatal\"} 1 counter")}},
+	{"NICVMAStatsFilesRejected", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_vma_files{state=\"refused\"} 1 gauge")}},
+	{"NICXLIOStatsFilesRejected", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_xlio_files{state=\"unsupported\"} 1 gauge")}},
+	{"NICAppLogVMAErrors", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_app_log_events_total{file=\"/log/vma/md_feed-4242.log\",event=\"vma_rx_buffers_exhausted\"} 7 counter")}},
+	{"NICFabricRemoteSymbolErrors", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_fabric_remote_port_symbol_error_total{device=\"mlx5_0\",port=\"1\",remote_guid=\"0x0002c90300a1b2c3\",remote_node=\"switch-7\",remote_port=\"12\"} 65535 counter")}},
+	{"NICFabricRemoteLinkErrorRecovery", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_fabric_remote_port_link_error_recovery_total{device=\"mlx5_0\",port=\"1\",remote_guid=\"0x0002c90300a1b2c3\",remote_node=\"switch-7\",remote_port=\"12\"} 3 counter")}},
+	{"NICFabricRemoteLinkDowned", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_fabric_remote_port_link_downed_total{device=\"mlx5_0\",port=\"1\",remote_guid=\"0x0002c90300a1b2c3\",remote_node=\"switch-7\",remote_port=\"12\"} 2 counter")}},
+	{"NICFabricRemoteRcvErrors", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_fabric_remote_port_rcv_errors_total{device=\"mlx5_0\",port=\"1\",remote_guid=\"0x0002c90300a1b2c3\",remote_node=\"switch-7\",remote_port=\"12\"} 400 counter")}},
+	{"NICFabricCongestion", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_fabric_remote_port_xmit_wait_total{device=\"mlx5_0\",port=\"1\",remote_guid=\"0x0002c90300a1b2c3\",remote_node=\"switch-7\",remote_port=\"12\"} 4294967295 counter")}},
+	{"NICFabricLinkEndsDisagree", "exporter /metrics (collect --url)", map[string]string{"metrics.txt": exporterMetrics("nic_fabric_remote_port_state{device=\"mlx5_0\",port=\"1\",remote_guid=\"0x0002c90300a1b2c3\",remote_node=\"switch-7\",remote_port=\"12\"} 1 gauge", "nic_fabric_local_port_state{device=\"mlx5_0\",port=\"1\"} 4 gauge")}},
 	{"NICDevlinkFwFatalError", "devlink health show", map[string]string{"devlink_health.txt": devlinkHealth("fw_fatal", "error", 1)}},
 	{"NICDevlinkFwError", "devlink health show", map[string]string{"devlink_health.txt": devlinkHealth("fw", "healthy", 1)}},
 	{"NICDevlinkVnicError", "devlink health show", map[string]string{"devlink_health.txt": devlinkHealth("vnic", "healthy", 2)}},
 	{"NICDevlinkTxRxErrors", "devlink health show", map[string]string{"devlink_health.txt": devlinkHealth("tx", "healthy", 3)}},
 	{"NICDevlinkReporterStuck", "devlink health show", map[string]string{"devlink_health.txt": devlinkHealth("port", "error", 3)}},
 	{"NICLinkDown", "ethtool DEV", map[string]string{"ethtool_eth0.txt": "Settings for eth0:\n\tSpeed: Unknown!\n\tDuplex: Unknown! (255)\n\tLink detected: no\n"}},
+	{"NICFECUncorrectableBlocks", "ethtool -I --show-fec", map[string]string{"ethtool_--show-fec_eth0.txt": "FEC parameters for eth0:\nActive FEC encoding: RS\nStatistics:\n  corrected_blocks: 256\n  uncorrectable_blocks: 145\n"}},
+	{"NICLinkDownWithReason", "ethtool DEV (ethtool 5.8+)", map[string]string{"ethtool_eth0.txt": "Settings for eth0:\n\tSpeed: Unknown!\n\tLink detected: no (Autoneg, No partner detected)\n"}},
 	{"NICPCIeLinkDegraded", "lspci -vvv", map[string]string{"lspci.txt": "b3:00.0 Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]\n\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM not supported\n\t\tLnkSta:\tSpeed 16GT/s (downgraded), Width x16\n"}},
 	{"NICPCIeAERUncorrectable", "lspci -vvv", map[string]string{"lspci.txt": "b3:00.0 Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]\n\t\tDevSta:\tCorrErr- NonFatalErr+ FatalErr- UnsupReq- AuxPwr- TransPend-\n\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM not supported\n\t\tLnkSta:\tSpeed 32GT/s, Width x16\n"}},
 	{"NICInfiniBandPortNotLinkUp", "ibstat", map[string]string{"ibstat.txt": ibstat("Down", "Polling")}},
@@ -124,6 +227,8 @@ var reachable = []struct {
 	{"NICTransceiverRxPowerLow", "ethtool -m (collect)", map[string]string{"ethtool_-m_eth0.txt": modulePatch + moduleRxRow + " => b0: 61 a8 00 00 00 00 00 00 00 00 03 e8 1e 52 1d a2"}},
 	{"NICTransceiverRxPowerLowAlarm", "ethtool -m (collect)", map[string]string{"ethtool_-m_eth0.txt": modulePatch + moduleRxRow + " => b0: 61 a8 00 00 00 00 00 00 00 00 00 64 1e 52 1d a2"}},
 	{"NICTransceiverTemperatureHigh", "ethtool -m (collect)", map[string]string{"ethtool_-m_eth0.txt": modulePatch + moduleTempRow + " => 00: 19 40 04 07 00 00 00 00 00 00 00 00 00 00 48 00"}},
+	{"NICTemperatureHigh", "hwmon_sysfs.txt (collect)", map[string]string{"hwmon_sysfs.txt": hwmonSysfs(96000)}},
+	{"NICTemperatureCritical", "hwmon_sysfs.txt (collect)", map[string]string{"hwmon_sysfs.txt": hwmonSysfs(106000)}},
 	{"NICInfiniBandSymbolErrors", "ib_counters (collect)", map[string]string{"ib_counters_mlx5_0_1.txt": counters("link_downed:0", "symbol_error:50")}},
 	{"NICInfiniBandLinkDowned", "ib_counters (collect)", map[string]string{"ib_counters_mlx5_0_1.txt": counters("link_downed:1", "symbol_error:0")}},
 	{"NICInfiniBandCounterSaturated", "ib_counters (collect)", map[string]string{"ib_counters_mlx5_0_1.txt": counters("symbol_error:65535")}},
@@ -151,42 +256,32 @@ var reachable = []struct {
 	{"NICKernelLogPCIeCorrected", "kernel log", map[string]string{"dmesg.txt": kernelLog("pcieport 0000:00:1d.0: AER: Corrected error received: 0000:07:00.0", 6)}},
 	{"NICKernelLogDeviceInitFailed", "kernel log", map[string]string{"dmesg.txt": kernelLog("mlx5_core.eth: probe of mlx5_core.eth.1 failed with error -22", 1)}},
 	{"NICKernelLogRDMAErrors", "kernel log", map[string]string{"dmesg.txt": kernelLog("infiniband rocep7s0f1: Fatal error (1) on MAD QP (1)", 1)}},
+	{"NICVMANoBuffers", "vmastat.PID (collect)", map[string]string{"vma/vmastat.4242": vmaStats(func(s *vmastats.Stats) { s.BufferPools[0].NoBuffers = 20 })}},
+	{"NICVMADrops", "vmastat.PID (collect)", map[string]string{"vma/vmastat.4242": vmaStats(func(s *vmastats.Stats) { s.CQs[0].RxPktDrop = 5000 })}},
+	{"NICVMAOSFallback", "vmastat.PID (collect)", map[string]string{"vma/vmastat.4242": vmaStats(func(s *vmastats.Stats) {
+		s.Sockets[1].Offloaded = false
+		s.Sockets[1].Counters[vmastats.TxOSPackets] = 5000
+	})}},
+	{"NICVMAStatsStale", "vmastat.PID + manifest.json (collect)", map[string]string{"vma/vmastat.4242": vmaStats(func(*vmastats.Stats) {}),
+		"manifest.json": noHandshake("vma/vmastat.4242", 4242)}},
+	{"NICXLIONoBuffers", "xliostat.PID (collect)", map[string]string{"xlio/xliostat.4343": xlioStats(map[string]uint64{"n_buffer_pool_no_bufs": 20}, nil, nil)}},
+	{"NICXLIODrops", "xliostat.PID (collect)", map[string]string{"xlio/xliostat.4343": xlioStats(nil, map[string]uint64{"n_rx_sw_pkt_drops": 5000}, nil)}},
+	{"NICXLIOOSFallback", "xliostat.PID (collect)", map[string]string{"xlio/xliostat.4343": xlioStats(nil, nil, map[string]uint64{"b_is_offloaded": 0, "n_tx_os_packets": 5000})}},
+	{"NICXLIOStatsStale", "xliostat.PID + manifest.json (collect)", map[string]string{"xlio/xliostat.4343": xlioStats(nil, nil, nil),
+		"manifest.json": noHandshake("xlio/xliostat.4343", 4343)}},
 	{"NICKernelLogIOMMUFault", "kernel log", map[string]string{"dmesg.txt": kernelLog("mlx5_core 0000:c1:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x002f address=0x24d08000 flags=0x0000]", 1)}},
 }
 
 // unreachable lists the alerts of alerts.yml no bundle format diagnose
 // reads can show, and why. docs/diagnose.md has the same list.
 var unreachable = map[string]string{
-	"NICExporterDown":                  "about the exporter's scrape: a bundle is read as one successful scrape (up 1)",
-	"NICExporterTargetsAbsent":         "about the exporter's scrape: a bundle is read as one successful scrape (up 1)",
-	"NICExporterCollectorDown":         "the exporter's self-metrics: no bundle format carries them",
-	"NICExporterDevicesMissing":        "the exporter's self-metrics, compared with their 6-hour maximum: no bundle format carries them",
-	"NICDevlinkEvidenceCaptured":       "counts the daemon's own evidence captures; a bundle's evidence files are read as reporter states",
-	"NICTemperatureHigh":               "hwmon sensors (sysfs): no format diagnose reads carries them",
-	"NICTemperatureCritical":           "hwmon sensors (sysfs): no format diagnose reads carries them",
-	"NICENAConntrackAllowanceLow":      "compares a level with its 1-day maximum: one snapshot is its own maximum, and collect's two samples are seconds apart",
-	"NICVMANoBuffers":                  "libvma shared-memory statistics of running applications: not in bundles",
-	"NICVMAOSFallback":                 "libvma shared-memory statistics of running applications: not in bundles",
-	"NICVMADrops":                      "libvma shared-memory statistics of running applications: not in bundles",
-	"NICVMAStatsStale":                 "the exporter's reader handshake with libvma: not in bundles",
-	"NICVMAStatsFilesRejected":         "the exporter's view of libvma statistics files: not in bundles",
-	"NICXLIONoBuffers":                 "libxlio shared-memory statistics of running applications: not in bundles",
-	"NICXLIOOSFallback":                "libxlio shared-memory statistics of running applications: not in bundles",
-	"NICXLIODrops":                     "libxlio shared-memory statistics of running applications: not in bundles",
-	"NICXLIOStatsStale":                "the exporter's reader handshake with libxlio: not in bundles",
-	"NICXLIOStatsFilesRejected":        "the exporter's view of libxlio statistics files: not in bundles",
-	"NICAppLogVMAErrors":               "application logs (applog collector): diagnose does not feed VMA logs to it",
-	"NICFECUncorrectableBlocks":        "FEC statistics (ethtool --show-fec / netlink): not read by diagnose",
-	"NICLinkDownWithReason":            "the driver's link down reason (ethtool netlink): not read by diagnose",
-	"NICFabricRemoteSymbolErrors":      "the fabric collector's queries of the far end: not in bundles",
-	"NICFabricRemoteLinkErrorRecovery": "the fabric collector's queries of the far end: not in bundles",
-	"NICFabricRemoteLinkDowned":        "the fabric collector's queries of the far end: not in bundles",
-	"NICFabricRemoteRcvErrors":         "the fabric collector's queries of the far end: not in bundles",
-	"NICFabricCongestion":              "the fabric collector's queries of the far end: not in bundles",
-	"NICFabricLinkEndsDisagree":        "the fabric collector's queries of the far end: not in bundles",
-	"NICFirmwareSkew":                  "compares firmware versions across the hosts of a pool: one bundle is one host",
-	"NICFirmwareKnownBad":              "the known-bad list is empty in the shipped rules, and nic_devlink_info is not exported from bundles (mlxfwmanager is an inventory)",
-	"NICDriverKnownBad":                "the known-bad list is empty in the shipped rules",
+	"NICExporterDown":             "about the exporter's scrape: a bundle is read as one successful scrape (up 1)",
+	"NICExporterTargetsAbsent":    "about the exporter's scrape: a bundle is read as one successful scrape (up 1)",
+	"NICExporterDevicesMissing":   "compares the exporter's device count with its 6-hour maximum: the exporter's /metrics in a bundle is its own maximum",
+	"NICENAConntrackAllowanceLow": "compares a level with its 1-day maximum: one snapshot is its own maximum, and collect's two samples are seconds apart",
+	"NICFirmwareSkew":             "compares firmware versions across the hosts of a pool: one bundle is one host",
+	"NICFirmwareKnownBad":         "the known-bad list is empty in the shipped rules, and nic_devlink_info is not exported from bundles (mlxfwmanager is an inventory)",
+	"NICDriverKnownBad":           "the known-bad list is empty in the shipped rules",
 }
 
 // reachBundle builds the bundle of a table row, with reachUptime.

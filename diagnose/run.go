@@ -16,7 +16,7 @@ import (
 // Exit statuses of Run.
 const (
 	ExitClean      = 0 // no documented condition found
-	ExitFindings   = 1 // at least one finding
+	ExitFindings   = 1 // at least one finding that counts (Report.Counted)
 	ExitUnreadable = 2 // an input could not be read
 )
 
@@ -85,7 +85,7 @@ func Run(cfg Config, stdout, stderr io.Writer, log *zap.Logger) int {
 		return ExitUnreadable
 	}
 	for _, r := range reports {
-		if len(r.Findings) > 0 {
+		if r.Counted() > 0 {
 			return ExitFindings
 		}
 	}

@@ -39,6 +39,12 @@ var (
 	descCarrier = exposition.MustNewDesc("nic_netdev_carrier",
 		"1 if the interface has a carrier (ethtool DEV: Link detected), else 0.",
 		exposition.Gauge, "device")
+	descLinkDownReason = exposition.MustNewDesc("nic_phy_link_down_reason",
+		"1 while the link is down and the driver gives a reason (the parenthesis after \"Link detected: no\" in ethtool DEV, named as the phy collector names them).",
+		exposition.Gauge, "device", "reason", "substate")
+	descLinkDownEvents = exposition.MustNewDesc("nic_phy_link_down_events_total",
+		"Link down events the driver counted since it loaded (\"Link Down Events:\" in ethtool DEV).",
+		exposition.Counter, "device")
 	descCarrierChanges = exposition.MustNewDesc("nic_netdev_carrier_changes_total",
 		"Carrier changes (link flaps) since the interface was created (netdev sysfs carrier_changes).",
 		exposition.Counter, "device")
@@ -187,6 +193,12 @@ func (b *bundleSeries) addLink(file string, ls *LinkSettings) {
 	ev := fmt.Sprintf("%s:%d", file, ls.DetectedLine)
 	b.add(descAdminUp, 1, ev, ls.Interface)
 	b.add(descCarrier, boolValue(ls.Detected), ev, ls.Interface)
+	if !ls.Detected && ls.DownReason != "" {
+		b.add(descLinkDownReason, 1, ev, ls.Interface, ls.DownReason, ls.DownSubstate)
+	}
+	if ls.DownEvents != nil {
+		b.add(descLinkDownEvents, float64(*ls.DownEvents), fmt.Sprintf("%s:%d", file, ls.DownEventsLine), ls.Interface)
+	}
 }
 
 // addPCI adds the PCIe link and error state of the network functions of

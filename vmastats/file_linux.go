@@ -35,6 +35,9 @@ func Load(c Candidate, opts LoadOptions) (*Loaded, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if err := CheckSize(f, c.Path, opts.MaxSize); err != nil {
+		return nil, err
+	}
 	size, err := checkLayout(f, c.Path)
 	if err != nil {
 		return nil, err
@@ -43,10 +46,19 @@ func Load(c Candidate, opts LoadOptions) (*Loaded, error) {
 	if out.Handshake, err = f.Handshake(OffsetReaderCounter, opts.Settle); err != nil {
 		return nil, err
 	}
-	if out.Stats, err = decodeStable(f, c.Path, size); err != nil {
+	if out.Stats, out.Raw, err = decodeStable(f, c.Path, size); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// CheckSize returns an error wrapping ErrTooLarge if f is larger than
+// max bytes; a max of 0 or less is no limit.
+func CheckSize(f *File, path string, max int64) error {
+	if max > 0 && f.Size() > max {
+		return fmt.Errorf("%w: %s has %d bytes, more than the limit of %d", ErrTooLarge, path, f.Size(), max)
+	}
+	return nil
 }
 
 // checkLayout reads the header of f, identifies the libvma version and
@@ -69,17 +81,17 @@ func checkLayout(f *File, path string) (int64, error) {
 }
 
 // decodeStable reads size bytes of f until two reads agree (the reader
-// counter aside) and decodes them.
-func decodeStable(f *File, path string, size int64) (*Stats, error) {
+// counter aside) and decodes them; it returns the bytes decoded too.
+func decodeStable(f *File, path string, size int64) (*Stats, []byte, error) {
 	buf, err := f.ReadStable(size, OffsetReaderCounter)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	s, err := Parse(buf)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return s, nil
+	return s, buf, nil
 }
 
 // File is a statistics file opened by Open: verified, and open for

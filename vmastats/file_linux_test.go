@@ -67,6 +67,32 @@ func TestLoadLiveFileHandshake(t *testing.T) {
 	}
 }
 
+// TestLoadRawAndMaxSize checks that Load returns the bytes it decoded
+// (the file as it is after the handshake) and that a file above
+// LoadOptions.MaxSize is refused before a byte of it is read or written.
+func TestLoadRawAndMaxSize(t *testing.T) {
+	pub, c := publishSelf(t, vmastatstest.Sample(vmastats.LayoutB))
+	st, err := os.Stat(c.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := vmastats.Load(c, vmastats.LoadOptions{MaxSize: st.Size()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(c.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(l.Raw, got) {
+		t.Errorf("Raw has %d bytes, not the file's %d", len(l.Raw), len(got))
+	}
+	_, err = vmastats.Load(c, vmastats.LoadOptions{MaxSize: st.Size() - 1})
+	if !errors.Is(err, vmastats.ErrTooLarge) || pub.ReaderCounter() != 1 {
+		t.Errorf("over MaxSize: %v, reader_counter %d (want ErrTooLarge, 1)", err, pub.ReaderCounter())
+	}
+}
+
 func sha(t *testing.T, path string) [32]byte {
 	t.Helper()
 	b, err := os.ReadFile(path)

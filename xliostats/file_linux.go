@@ -33,6 +33,9 @@ func Load(c vmastats.Candidate, opts vmastats.LoadOptions) (*Loaded, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if err := vmastats.CheckSize(f, c.Path, opts.MaxSize); err != nil {
+		return nil, err
+	}
 	size := f.Size()
 	if size < MinSize || size > MaxSize {
 		return nil, fmt.Errorf("%s: %w: %d bytes, outside the sizes of every libxlio layout (%d to %d)", c.Path, ErrUnsupported, size, MinSize, MaxSize)
@@ -62,6 +65,6 @@ func Load(c vmastats.Candidate, opts vmastats.LoadOptions) (*Loaded, error) {
 	if s.Layout != h.Layout {
 		return nil, fmt.Errorf("%s: %w: the layout changed between two reads", c.Path, ErrMalformed)
 	}
-	out.Stats = s
+	out.Stats, out.Raw = s, buf
 	return out, nil
 }

@@ -261,4 +261,7 @@ type Loaded struct {
 	// them 10 s after the last reader asked), so the values are frozen or
 	// zero; it is false when the exporter may not write the file.
 	Handshake bool
+	// Raw is the file's content that Stats was decoded from (see
+	// vmastats.Loaded.Raw).
+	Raw []byte
 }

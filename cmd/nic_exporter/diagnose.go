@@ -29,9 +29,8 @@ DESCRIPTION
   --collector.devlink.capture-dir, and nic_exporter collect's pci_sysfs.txt,
   netdev_sysfs.txt, ethtool_-m_IF.txt, InfiniBand ib_counters_* and
   hw_counters_*, devlink dev info and manifest (whose earlier sample under
-  earlier_sample/ is the first observation of each series, so counters are
-  evaluated at their rate between the two samples). Other files are listed
-  as ignored.
+  earlier_sample/ is the first observation of each series). Other files
+  are listed as ignored.
 
   The bundle becomes the series the daemon would export (the daemon's
   ethtool and kmsg collectors over its ethtool -i/-S dumps and kernel logs,
@@ -48,6 +47,11 @@ DESCRIPTION
   so any count fires the "increase > 0" alerts and rate thresholds compare
   with the average since boot. A rule's "for:" cannot be observed: a
   condition that holds in the snapshot is a finding.
+
+  Counters in both of collect's samples are evaluated at their rate between
+  them, and since boot up to the earlier sample: a finding only the latter
+  gives (a count that did not rise between the samples) is listed last,
+  as view "since_boot_only", and does not count for the exit status.
 
   --alert-rules-file and --recording-rules-file evaluate other rule files
   instead of the built-in ones, such as the mixin rendered with your own
@@ -68,7 +72,7 @@ DESCRIPTION
   each.
 
 EXIT STATUS
-  0  no documented condition found
+  0  no documented condition found (since_boot_only findings aside)
   1  at least one finding
   2  an input could not be read (missing, not a bundle, corrupt or refused
      archive); the reason is printed in one line on stderr`

@@ -129,6 +129,22 @@ var ibPortCounters = func() []ibCounter {
 	return out
 }()
 
+// PortCounterBits returns the width of the IBA PortCounters field behind
+// the ports/<port>/counters file of that name (4, 8, 16 or 32 bits; 0
+// for the 64-bit PortCountersExtended ones), and false for a name the
+// collector does not read. The data and packet files are 32 bits wide
+// here but carry 64-bit values where the kernel serves them from
+// PortCountersExtended. diagnose uses it to tell apart the readings of a
+// file of bare values.
+func PortCounterBits(file string) (uint, bool) {
+	for _, c := range ibPortCounters {
+		if c.file == file {
+			return c.bits, true
+		}
+	}
+	return 0, false
+}
+
 // ibCounterSaturated says whether a fixed-width port counter is stuck at
 // its maximum.
 var ibCounterSaturated = exposition.MustNewDesc("nic_infiniband_port_counters_saturated",

@@ -2,7 +2,9 @@ package netdev
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -111,19 +113,66 @@ func parseMilliCelsius(s string) (float64, error) {
 	return float64(v) / 1000, nil
 }
 
-// hwmonChannels finds the temperature channels of the hwmon devices of
-// the PCI function in dir (its hwmon/hwmon*/ directories) and reads their
+// hwmonFiles is where the temperature channels are read from: the
+// collector's sysfs by path (through its readAttr, which tests replace),
+// or an fs.FS rooted at the sysfs mount point (AddHwmonFS). Paths are
+// joined with filepath.Join, which on Linux is path.Join.
+type hwmonFiles struct {
+	readDir  func(name string) ([]fs.DirEntry, error)
+	readAttr func(name string) (string, error)
+	// thermal is the directory of the thermal zones (class/thermal).
+	thermal string
+}
+
+// files returns the collector's hwmonFiles: its sysfs by path.
+func (n *Collector) files() hwmonFiles {
+	return hwmonFiles{readDir: os.ReadDir, readAttr: n.readAttr, thermal: filepath.Join(n.cfg.SysfsPath, "class", "thermal")}
+}
+
+// fsFiles returns the hwmonFiles of fsys, whose root is the sysfs mount
+// point.
+func fsFiles(fsys fs.FS) hwmonFiles {
+	buf := make([]byte, 4096)
+	return hwmonFiles{
+		readDir:  func(name string) ([]fs.DirEntry, error) { return fs.ReadDir(fsys, name) },
+		readAttr: func(name string) (string, error) { return sysfs.ReadFSAttr(fsys, name, buf) },
+		thermal:  "class/thermal",
+	}
+}
+
+// AddHwmonFS adds to p the temperature series the collector exports for
+// the interface device whose PCI function is the directory dir of fsys,
+// a sysfs tree rooted at the sysfs mount point: the channels of the
+// function's hwmon devices under dir/hwmon or, for a function without
+// one, of its mlx5 thermal zone under class/thermal, with pci_address the
+// base name of dir. The files are read as at an interface's first poll
+// (every attribute once); failures are p's source errors, as in a poll.
+// It is the collector's own reading, for a copy of those files: diagnose
+// runs it over the files of a support bundle, and collect over the host's
+// sysfs to learn which files to copy.
+func AddHwmonFS(p *collector.Poll, fsys fs.FS, dir, device string) {
+	h := fsFiles(fsys)
+	chs := h.channels(dir, p)
+	readings := make([]hwmonReading, 0, len(chs))
+	for _, ch := range chs {
+		readings = append(readings, h.read(ch, p))
+	}
+	emitHwmon(p, device, path.Base(dir), readings)
+}
+
+// channels finds the temperature channels of the hwmon devices of the
+// PCI function in dir (its hwmon/hwmon*/ directories) and reads their
 // names, labels and thresholds. A function without a hwmon device falls
 // back to its mlx5 thermal zone (thermalZoneChannel); one with neither
 // has none: nothing is reported.
-func (n *Collector) hwmonChannels(dir string, p *collector.Poll) []*hwmonChannel {
-	devs, err := os.ReadDir(filepath.Join(dir, "hwmon"))
+func (h hwmonFiles) channels(dir string, p *collector.Poll) []*hwmonChannel {
+	devs, err := h.readDir(filepath.Join(dir, "hwmon"))
 	if err != nil {
 		if !errclass.IsNotExist(err) {
 			p.SourceError(filepath.Join(dir, "hwmon"), err)
 			return nil
 		}
-		if ch := n.thermalZoneChannel(filepath.Base(dir), p); ch != nil {
+		if ch := h.thermalZoneChannel(filepath.Base(dir), p); ch != nil {
 			return []*hwmonChannel{ch}
 		}
 		return nil
@@ -131,14 +180,14 @@ func (n *Collector) hwmonChannels(dir string, p *collector.Poll) []*hwmonChannel
 	var out []*hwmonChannel
 	for _, d := range devs {
 		hdir := filepath.Join(dir, "hwmon", d.Name())
-		files, err := os.ReadDir(hdir)
+		files, err := h.readDir(hdir)
 		if err != nil {
 			if !errclass.IsNotExist(err) {
 				p.SourceError(hdir, err)
 			}
 			continue
 		}
-		chip, err := n.readAttr(filepath.Join(hdir, "name"))
+		chip, err := h.readAttr(filepath.Join(hdir, "name"))
 		if err != nil {
 			p.SourceError(filepath.Join(hdir, "name"), err)
 			continue
@@ -160,11 +209,11 @@ func (n *Collector) hwmonChannels(dir string, p *collector.Poll) []*hwmonChannel
 			prefix := "temp" + strconv.Itoa(num)
 			ch := &hwmonChannel{input: filepath.Join(hdir, prefix+"_input"), highest: filepath.Join(hdir, prefix+"_highest"),
 				chip: chip, sensor: prefix}
-			if s, err := n.readAttr(filepath.Join(hdir, prefix+"_label")); err == nil && s != "" {
+			if s, err := h.readAttr(filepath.Join(hdir, prefix+"_label")); err == nil && s != "" {
 				ch.sensor = s
 			}
-			ch.crit = n.readTemp(filepath.Join(hdir, prefix+"_crit"), p)
-			ch.emergency = n.readTemp(filepath.Join(hdir, prefix+"_emergency"), p)
+			ch.crit = h.readTemp(filepath.Join(hdir, prefix+"_crit"), p)
+			ch.emergency = h.readTemp(filepath.Join(hdir, prefix+"_emergency"), p)
 			out = append(out, ch)
 		}
 	}
@@ -173,8 +222,8 @@ func (n *Collector) hwmonChannels(dir string, p *collector.Poll) []*hwmonChannel
 
 // readTemp reads one temperature attribute. An absent attribute is no
 // error; one that does not read or parse is reported and left out.
-func (n *Collector) readTemp(path string, p *collector.Poll) sysfs.Optional {
-	s, err := n.readAttr(path)
+func (h hwmonFiles) readTemp(path string, p *collector.Poll) sysfs.Optional {
+	s, err := h.readAttr(path)
 	if err != nil {
 		if !errclass.IsNotExist(err) {
 			p.SourceError(path, err)
@@ -189,22 +238,28 @@ func (n *Collector) readTemp(path string, p *collector.Poll) sysfs.Optional {
 	return sysfs.Optional{V: v, OK: true}
 }
 
+// read reads the input and highest attributes of a channel.
+func (h hwmonFiles) read(ch *hwmonChannel, p *collector.Poll) hwmonReading {
+	r := hwmonReading{ch: ch, input: h.readTemp(ch.input, p)}
+	if ch.highest != "" {
+		r.highest = h.readTemp(ch.highest, p)
+	}
+	return r
+}
+
 // readHwmon reads the temperatures of the PCI function in dir for the
 // interface identity: the channels found at the identity's first poll,
 // their input and highest attributes at every poll.
 func (n *Collector) readHwmon(dir, identity string, p *collector.Poll) []hwmonReading {
+	h := n.files()
 	chs, ok := n.hwmon.get(identity)
 	if !ok {
-		chs = n.hwmonChannels(dir, p)
+		chs = h.channels(dir, p)
 		n.hwmon.put(identity, chs)
 	}
 	out := make([]hwmonReading, 0, len(chs))
 	for _, ch := range chs {
-		r := hwmonReading{ch: ch, input: n.readTemp(ch.input, p)}
-		if ch.highest != "" {
-			r.highest = n.readTemp(ch.highest, p)
-		}
-		out = append(out, r)
+		out = append(out, h.read(ch, p))
 	}
 	return out
 }
@@ -241,9 +296,9 @@ const (
 // thermalZoneChannel returns the channel of the mlx5 thermal zone of the
 // PCI function pciAddr, or nil when there is none. It is called once per
 // interface identity, and only for a function without a hwmon device.
-func (n *Collector) thermalZoneChannel(pciAddr string, p *collector.Poll) *hwmonChannel {
-	root := filepath.Join(n.cfg.SysfsPath, "class", "thermal")
-	zones, err := os.ReadDir(root)
+func (h hwmonFiles) thermalZoneChannel(pciAddr string, p *collector.Poll) *hwmonChannel {
+	root := h.thermal
+	zones, err := h.readDir(root)
 	if err != nil {
 		if !errclass.IsNotExist(err) {
 			p.SourceError(root, err)
@@ -260,7 +315,7 @@ func (n *Collector) thermalZoneChannel(pciAddr string, p *collector.Poll) *hwmon
 			continue
 		}
 		zdir := filepath.Join(root, z.Name())
-		typ, err := n.readAttr(filepath.Join(zdir, "type"))
+		typ, err := h.readAttr(filepath.Join(zdir, "type"))
 		if err != nil {
 			if !errclass.IsNotExist(err) {
 				p.SourceError(filepath.Join(zdir, "type"), err)
@@ -271,17 +326,17 @@ func (n *Collector) thermalZoneChannel(pciAddr string, p *collector.Poll) *hwmon
 			continue
 		}
 		return &hwmonChannel{input: filepath.Join(zdir, "temp"), chip: thermalZoneChip, sensor: thermalZoneSensor,
-			crit: n.criticalTrip(zdir, p)}
+			crit: h.criticalTrip(zdir, p)}
 	}
 	return nil
 }
 
 // criticalTrip returns the temperature of the zone's first trip point of
 // type "critical", if it has one.
-func (n *Collector) criticalTrip(zdir string, p *collector.Poll) sysfs.Optional {
+func (h hwmonFiles) criticalTrip(zdir string, p *collector.Poll) sysfs.Optional {
 	for i := range maxThermalZones {
 		prefix := filepath.Join(zdir, "trip_point_"+strconv.Itoa(i))
-		typ, err := n.readAttr(prefix + "_type")
+		typ, err := h.readAttr(prefix + "_type")
 		if err != nil {
 			if !errclass.IsNotExist(err) {
 				p.SourceError(prefix+"_type", err)
@@ -289,7 +344,7 @@ func (n *Collector) criticalTrip(zdir string, p *collector.Poll) sysfs.Optional 
 			return sysfs.Optional{}
 		}
 		if typ == "critical" {
-			return n.readTemp(prefix+"_temp", p)
+			return h.readTemp(prefix+"_temp", p)
 		}
 	}
 	return sysfs.Optional{}

@@ -1,18 +1,22 @@
 package netdev
 
 import (
+	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"testing/fstest"
 
 	"go.uber.org/zap"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nic-exporter/nic_exporter/collector"
 	"github.com/nic-exporter/nic_exporter/collector/collectortest"
+	"github.com/nic-exporter/nic_exporter/collector/exposition"
 	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
@@ -208,6 +212,68 @@ func TestThermalZoneFallback(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("hwmon series (-want +got):\n%s", diff)
 			}
+			if diff := cmp.Diff(tt.want, hwmonSeriesFS(t, sysfs.DirFS(root), fn, "ens1f0np0")); diff != "" {
+				t.Errorf("AddHwmonFS series (-want +got):\n%s", diff)
+			}
 		})
+	}
+}
+
+// hwmonSeriesFS returns the series AddHwmonFS adds for the PCI function
+// dir of fsys behind device, and fails on a source error.
+func hwmonSeriesFS(t *testing.T, fsys fs.FS, dir, device string) map[string]float64 {
+	t.Helper()
+	b := exposition.NewBuilder()
+	errs := collector.NewSourceErrors(zap.NewNop(), 0)
+	AddHwmonFS(collector.NewPoll(b, errs), fsys, dir, device)
+	if n := errs.Counts(); len(n) != 0 {
+		t.Errorf("AddHwmonFS: source errors %v", n)
+	}
+	return collectortest.Series(t, b.Snapshot().String())
+}
+
+// TestAddHwmonFS checks that AddHwmonFS over a copy of a function's hwmon
+// files in memory (as diagnose builds it from a bundle, under
+// bus/pci/devices/<address>) gives the series the collector exports from
+// the sysfs tree they were copied from.
+func TestAddHwmonFS(t *testing.T) {
+	root := sysfsFixture(t)
+	const fn = "devices/pci0000:00/0000:00:01.1/0000:08:00.1"
+	f, err := collector.NewNameFilter("collector.netdev.device", "enp8s0f1np1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := pollOnce(t, New(Config{SysfsPath: root, Filter: f}, zap.NewNop()))
+	want := map[string]float64{}
+	for k, v := range collectortest.Series(t, snap.String()) {
+		if strings.HasPrefix(k, "nic_hwmon_") {
+			want[k] = v
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("the fixture has no hwmon series")
+	}
+	mem := fstest.MapFS{}
+	hw := filepath.Join(root, fn, "hwmon")
+	err = filepath.WalkDir(hw, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(filepath.Join(root, fn), p)
+		mem[path.Join("bus/pci/devices/0000:08:00.1", filepath.ToSlash(rel))] = &fstest.MapFile{Data: data, Mode: 0o444}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, hwmonSeriesFS(t, mem, "bus/pci/devices/0000:08:00.1", "enp8s0f1np1")); diff != "" {
+		t.Errorf("AddHwmonFS over the copied files (-collector +AddHwmonFS):\n%s", diff)
+	}
+	if got := hwmonSeriesFS(t, mem, "bus/pci/devices/0000:08:00.0", "enp8s0f0np0"); len(got) != 0 {
+		t.Errorf("a function without hwmon files or thermal zone has series: %v", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"go.uber.org/zap"
@@ -72,7 +73,9 @@ type fileLoop[L, P any] struct {
 	// use folds a loaded file into its state and renders its series.
 	use func(p *collector.Poll, l L, st *P)
 
-	scanner *vmastats.Scanner
+	// scan finds the candidates: a vmastats.Scanner's Scan, or the
+	// listing of files loaded elsewhere (loadedSource).
+	scan func(known []vmastats.Candidate) (vmastats.Scan, error)
 	// lastScan is what the last poll's scan did, for tests.
 	lastScan vmastats.Scan
 	procs    map[string]*tracked[P] // by file path
@@ -97,7 +100,7 @@ func (f *fileLoop[L, P]) poll(ctx context.Context, p *collector.Poll) (map[strin
 	for path, st := range f.procs {
 		known = append(known, vmastats.Candidate{Path: path, PID: st.pid})
 	}
-	scan, err := f.scanner.Scan(known)
+	scan, err := f.scan(known)
 	f.lastScan = scan
 	if errors.Is(err, vmastats.ErrNoDir) {
 		return nil, fmt.Errorf("%w: %v", collector.ErrNoSource, err)
@@ -206,4 +209,37 @@ func (f *fileLoop[L, P]) schedule(cands []vmastats.Candidate) (order []vmastats.
 		order = append(append(order, fresh[k:]...), fresh[:k]...)
 	}
 	return order, known
+}
+
+// loadedSource serves statistics files read and decoded elsewhere (a
+// support bundle's) to a file loop: a scan lists them by name, in name
+// order, and a load returns the file of that name if the filter accepts
+// its process. Nothing on the host is read. files is asked once per scan.
+type loadedSource[L any] struct {
+	files func() map[string]L
+	proc  func(L) vmastats.Process
+	cur   map[string]L
+}
+
+func (s *loadedSource[L]) scan([]vmastats.Candidate) (vmastats.Scan, error) {
+	s.cur = s.files()
+	out := vmastats.Scan{Candidates: make([]vmastats.Candidate, 0, len(s.cur)), PassComplete: true}
+	for name, l := range s.cur {
+		out.Candidates = append(out.Candidates, vmastats.Candidate{Path: name, PID: s.proc(l).PID})
+	}
+	sort.Slice(out.Candidates, func(i, j int) bool { return out.Candidates[i].Path < out.Candidates[j].Path })
+	return out, nil
+}
+
+func (s *loadedSource[L]) load(c vmastats.Candidate, opts vmastats.LoadOptions) (L, error) {
+	l, ok := s.cur[c.Path]
+	if !ok {
+		var zero L
+		return zero, fmt.Errorf("%w: %s vanished", vmastats.ErrStale, c.Path)
+	}
+	if opts.Accept != nil && !opts.Accept(s.proc(l)) {
+		var zero L
+		return zero, vmastats.ErrFiltered
+	}
+	return l, nil
 }

@@ -57,6 +57,13 @@ type Config struct {
 	// however many names the directories hold; the entries read serve to
 	// count the files of dead pids, over as many polls as that takes.
 	MaxNames int
+	// Loaded, when set, replaces Dirs, ProcPath and Liveness: each poll
+	// exports the files it returns, keyed by a name for the log and the
+	// source errors, as if loaded from a directory, with the process
+	// and handshake each Loaded gives; nothing on the host is read.
+	// nic_exporter diagnose runs the collector over the statistics files
+	// of a support bundle this way, decoded with vmastats.Parse.
+	Loaded func() map[string]*vmastats.Loaded
 }
 
 // DefaultMaxFiles is the default of Config.MaxFiles: far more accelerated
@@ -112,8 +119,12 @@ func New(cfg Config, log *zap.Logger) *Collector {
 			st.observe(l.Stats, v.gen)
 			renderVMA(p, l, st, v.fd)
 		},
-		scanner: vmastats.NewScanner(vmastats.ScannerConfig{Dirs: cfg.Dirs, ProcPath: cfg.ProcPath, Liveness: cfg.Liveness, MaxNames: cfg.MaxNames}),
-		procs:   make(map[string]*tracked[vmaProc]),
+		scan:  vmastats.NewScanner(vmastats.ScannerConfig{Dirs: cfg.Dirs, ProcPath: cfg.ProcPath, Liveness: cfg.Liveness, MaxNames: cfg.MaxNames}).Scan,
+		procs: make(map[string]*tracked[vmaProc]),
+	}
+	if cfg.Loaded != nil {
+		src := &loadedSource[*vmastats.Loaded]{files: cfg.Loaded, proc: func(l *vmastats.Loaded) vmastats.Process { return l.Process }}
+		v.scan, v.load = src.scan, src.load
 	}
 	return v
 }

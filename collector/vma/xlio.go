@@ -43,6 +43,9 @@ type XLIOConfig struct {
 	// (Config.MaxFiles, Config.MaxNames).
 	MaxFiles int
 	MaxNames int
+	// Loaded, when set, replaces Dirs, ProcPath and Liveness, as for VMA
+	// (Config.Loaded); the files are decoded with xliostats.Parse.
+	Loaded func() map[string]*xliostats.Loaded
 }
 
 // XLIO exports the statistics that NVIDIA XLIO (libxlio, VMA's successor)
@@ -96,8 +99,12 @@ func NewXLIO(cfg XLIOConfig, log *zap.Logger) *XLIO {
 			st.observe(l.Stats, x.gen)
 			renderXLIO(p, l, st, x.fd)
 		},
-		scanner: vmastats.NewScanner(vmastats.ScannerConfig{Dirs: cfg.Dirs, Prefix: xliostats.FilePrefix, ProcPath: cfg.ProcPath, Liveness: cfg.Liveness, MaxNames: cfg.MaxNames}),
-		procs:   make(map[string]*tracked[xlioProc]),
+		scan:  vmastats.NewScanner(vmastats.ScannerConfig{Dirs: cfg.Dirs, Prefix: xliostats.FilePrefix, ProcPath: cfg.ProcPath, Liveness: cfg.Liveness, MaxNames: cfg.MaxNames}).Scan,
+		procs: make(map[string]*tracked[xlioProc]),
+	}
+	if cfg.Loaded != nil {
+		src := &loadedSource[*xliostats.Loaded]{files: cfg.Loaded, proc: func(l *xliostats.Loaded) vmastats.Process { return l.Process }}
+		x.scan, x.load = src.scan, src.load
 	}
 	return x
 }

@@ -32,8 +32,21 @@
 //     value read, so rate() and increase() see the average rate since
 //     boot; any count above zero fires the "increase(...) > 0" alerts,
 //     and a threshold on a rate fires when the average since boot
-//     crosses it. With two observations of a counter the rate between
-//     them is the real one.
+//     crosses it.
+//   - With two observations of a counter or more (a bundle's two
+//     samples) there are two views of the time before the first one,
+//     and the caller evaluates the rules in each (Input.SinceBoot). In
+//     the "between samples" view the rate between the first two
+//     observations holds back to the start of any window: the rate
+//     between them is the real one, and a counter that did not move
+//     between them is quiet however high its count. In the "since
+//     boot" view the counter grows from zero at boot to its first
+//     observation, as a single value does, and then as its observations
+//     say: a count that rose before the first observation (an event a
+//     minute before the bundle, which the daemon would alert on for 15
+//     minutes) is not lost because it did not rise again in the seconds
+//     between the observations. The first view is the stronger
+//     evidence; the second is what one observation would give.
 //   - A gauge keeps the value read over the whole window a rule looks
 //     at (back to boot), so min_over_time and for-like windows see it.
 //   - Recording rules that an alert reads are evaluated first, at the

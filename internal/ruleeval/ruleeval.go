@@ -282,6 +282,15 @@ type Input struct {
 	// Boot is when the host booted: counters are zero then and no
 	// series has samples before it. It must be before Now.
 	Boot time.Time
+	// SinceBoot evaluates the "since boot" view of series with two
+	// observations or more: a counter grows linearly from zero at boot
+	// to its first observation, as a counter with one observation does,
+	// and between its observations as they say. Without it (the "between
+	// samples" view) the rate between a counter's first two
+	// observations holds back to the start of any window, so a counter
+	// that did not move between them is quiet however high its count.
+	// See the package comment.
+	SinceBoot bool
 }
 
 // Firing is one sample an alerting rule's expression returned.

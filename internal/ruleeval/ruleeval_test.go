@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -154,6 +155,97 @@ func TestTwoSnapshotsRealRate(t *testing.T) {
 		if _, ok := got["NICRxOutOfBuffer"]; ok != tt.want {
 			t.Errorf("%v -> %v: NICRxOutOfBuffer fired %v, want %v", tt.first, tt.last, ok, tt.want)
 		}
+	}
+}
+
+// TestCounterValueViews checks the value a counter with two
+// observations has before the first one in each view (Input.SinceBoot):
+// at the rate between the two, or from zero at boot, and that both views
+// agree from the first observation on and for a single observation.
+func TestCounterValueViews(t *testing.T) {
+	boot := now.Add(-100 * time.Second)
+	at := func(sec float64) int64 { return boot.Add(time.Duration(sec * float64(time.Second))).UnixMilli() }
+	two := []Point{{now.Add(-10 * time.Second), 45}, {now, 55}} // +1/s between them
+	flat := []Point{{now.Add(-10 * time.Second), 45}, {now, 45}}
+	tests := []struct {
+		name      string
+		points    []Point
+		sinceBoot bool
+		t         int64
+		want      float64
+	}{
+		{"between samples: the rate between them before the first", two, false, at(80), 35},
+		{"between samples: down to zero, not below", two, false, at(10), 0},
+		{"between samples: a counter that did not move is flat before", flat, false, at(10), 45},
+		{"since boot: from zero at boot to the first", two, true, at(80), 40},
+		{"since boot: a counter that did not move still rose since boot", flat, true, at(45), 22.5},
+		{"since boot: zero at boot", flat, true, at(0), 0},
+		{"both: between the observations as they say", two, false, at(95), 50},
+		{"both: between the observations as they say, since boot", two, true, at(95), 50},
+		{"both: the last value after the last", flat, true, at(100), 45},
+		{"one observation: since boot either way", []Point{{now, 90}}, false, at(50), 45},
+		{"one observation: since boot either way, since boot", []Point{{now, 90}}, true, at(50), 45},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := newStore(Input{Now: now, Boot: boot, SinceBoot: tt.sinceBoot,
+				Series: []Series{series("c_total", true, nil, tt.points...)}}, time.Minute)
+			got, ok := st.value(st.series[0], tt.t)
+			if !ok || math.Abs(got-tt.want) > 1e-9 {
+				t.Errorf("value at boot+%.1fs = %v (%v), want %v", float64(tt.t-boot.UnixMilli())/1000, got, ok, tt.want)
+			}
+		})
+	}
+}
+
+// TestTwoSnapshotViews checks which alerts fire over a counter observed
+// twice, 10 s apart, in the "between samples" and the "since boot" view:
+// a counter that moved between the samples fires in both, one that did
+// not only since boot (as a one-sample bundle of it does), and a rate
+// threshold since boot only when the average since boot crosses it, so
+// neither view holds every finding of the other.
+func TestTwoSnapshotViews(t *testing.T) {
+	ib := map[string]string{"device": "mlx5_0", "port": "1"}
+	eth := map[string]string{"device": "eth0"}
+	tests := []struct {
+		name          string
+		metric        string
+		lbls          map[string]string
+		uptime        time.Duration
+		first, last   float64
+		alert         string
+		between, boot bool
+	}{
+		{"moved between the samples", "nic_ethtool_rx_out_of_buffer_total", eth, 24 * time.Hour, 1000, 1003, "NICRxOutOfBuffer", true, true},
+		{"did not move between the samples", "nic_ethtool_rx_out_of_buffer_total", eth, 24 * time.Hour, 1000, 1000, "NICRxOutOfBuffer", false, true},
+		{"zero in both samples", "nic_ethtool_rx_out_of_buffer_total", eth, 24 * time.Hour, 0, 0, "NICRxOutOfBuffer", false, false},
+		{"an ENA watchdog reset before the first sample", "nic_ethtool_wd_expired_total", eth, 24 * time.Hour, 1, 1, "NICENAWatchdogExpired", false, true},
+		{"an ENA watchdog reset between the samples", "nic_ethtool_wd_expired_total", eth, 24 * time.Hour, 1, 2, "NICENAWatchdogExpired", true, true},
+		// More than 10 symbol errors in 10 minutes: 100 in an hour
+		// average 16.7 per 10 minutes, 100 in ten days 0.07; 20 in the
+		// 10 s between the samples are 20 in any 10 minutes.
+		{"symbol errors, high average, none between", "nic_infiniband_port_symbol_error_total", ib, time.Hour, 100, 100, "NICInfiniBandSymbolErrors", false, true},
+		{"symbol errors, low average, none between", "nic_infiniband_port_symbol_error_total", ib, 10 * 24 * time.Hour, 100, 100, "NICInfiniBandSymbolErrors", false, false},
+		{"symbol errors, low average, many between", "nic_infiniband_port_symbol_error_total", ib, 10 * 24 * time.Hour, 100, 120, "NICInfiniBandSymbolErrors", true, true},
+		// One in 10 s is 60 in 10 minutes at that rate, but about one
+		// since boot's average and the 10 s give: the "since boot" view
+		// does not hold every finding of the other.
+		{"symbol errors, one between, low average", "nic_infiniband_port_symbol_error_total", ib, 10 * 24 * time.Hour, 100, 101, "NICInfiniBandSymbolErrors", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, sinceBoot := range []bool{false, true} {
+				got := fired(t, Input{Now: now, Boot: now.Add(-tt.uptime), SinceBoot: sinceBoot, Series: []Series{
+					series(tt.metric, true, tt.lbls, Point{now.Add(-10 * time.Second), tt.first}, Point{now, tt.last})}})
+				want := tt.between
+				if sinceBoot {
+					want = tt.boot
+				}
+				if _, ok := got[tt.alert]; ok != want {
+					t.Errorf("since boot %v: %s fired %v, want %v (all: %v)", sinceBoot, tt.alert, ok, want, got)
+				}
+			}
+		})
 	}
 }
 

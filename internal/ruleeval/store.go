@@ -20,6 +20,8 @@ type store struct {
 	boot   int64 // ms
 	now    int64 // ms
 	step   int64 // ms
+	// sinceBoot is Input.SinceBoot.
+	sinceBoot bool
 }
 
 type storedSeries struct {
@@ -29,7 +31,7 @@ type storedSeries struct {
 }
 
 func newStore(in Input, step time.Duration) *store {
-	s := &store{boot: in.Boot.UnixMilli(), now: in.Now.UnixMilli(), step: step.Milliseconds()}
+	s := &store{boot: in.Boot.UnixMilli(), now: in.Now.UnixMilli(), step: step.Milliseconds(), sinceBoot: in.SinceBoot}
 	for _, x := range in.Series {
 		s.add(x)
 	}
@@ -74,9 +76,10 @@ func (s *store) samples(x storedSeries, mint, maxt int64) []chunks.Sample {
 
 // value returns the series' value at t (ms): a counter interpolated
 // linearly between its observations, before them from zero at boot when
-// it has one and at the rate between its first two when it has more; a
-// gauge the last observation at or before t, or the first one before
-// it. After the last observation both keep its value.
+// it has one or the store is since boot (Input.SinceBoot), else at the
+// rate between its first two; a gauge the last observation at or before
+// t, or the first one before it. After the last observation both keep
+// its value.
 func (s *store) value(x storedSeries, t int64) (float64, bool) {
 	pts := x.points
 	last := pts[len(pts)-1]
@@ -93,7 +96,7 @@ func (s *store) value(x storedSeries, t int64) (float64, bool) {
 		}
 		return v, true
 	}
-	if first := pts[0]; len(pts) > 1 && t < first.T.UnixMilli() {
+	if first := pts[0]; len(pts) > 1 && !s.sinceBoot && t < first.T.UnixMilli() {
 		// Two observations or more: the rate between the first two
 		// holds back to the start of any window.
 		second := pts[1]
