@@ -90,6 +90,9 @@ type Report struct {
 	kmsgLines []string
 	// series are the samples diagnose exports itself (series.go).
 	series bundleSeries
+	// phy are the link states, FEC and module memories of the sample, for
+	// the daemon's phy collector (physource.go).
+	phy phyInputs
 	// kernelEvidence is the first line of each kernel log event, by
 	// device and event.
 	kernelEvidence map[[2]string]string
@@ -484,12 +487,13 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 		}
 		in.links = append(in.links, linkAt{dir: path.Dir(f.Name), ls: ls})
 		r.series.addLink(f.Name, ls)
+		r.phy.addLink(f.Name, ls)
 	case KindEthtoolFEC:
 		fec, err := ParseFEC(string(f.Data))
 		if err != nil {
 			return err
 		}
-		r.series.addFEC(f.Name, fec)
+		r.phy.addFEC(f.Name, fec)
 	case KindDevlinkHealth:
 		reps, err := ParseDevlinkHealth(string(f.Data))
 		if err != nil {
@@ -563,7 +567,7 @@ func (a *Analyzer) parseFile(r *Report, f File, kind string, res *FileResult, in
 		}
 		r.hwmon = append(r.hwmon, hwmonInput{file: f.Name, h: h})
 	case KindModuleDump:
-		return r.series.addModule(f.Name, string(f.Data))
+		return r.phy.addModule(f.Name, string(f.Data))
 	case KindDevlinkInfo:
 		devs, err := ParseDevlinkInfo(string(f.Data))
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"math"
 	"path"
 	"regexp"
 	"sort"
@@ -14,9 +13,6 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/nic-exporter/nic_exporter/collector/exposition"
-	"github.com/nic-exporter/nic_exporter/collector/phy"
-	"github.com/nic-exporter/nic_exporter/internal/sff"
 	"github.com/nic-exporter/nic_exporter/internal/sysfs"
 )
 
@@ -205,59 +201,6 @@ func rdmaFS(files []rdmaFile) fs.FS {
 // moduleIface is the interface in the name of collect's module file,
 // ethtool_-m_eth0.txt.
 var moduleIface = regexp.MustCompile(`^ethtool_-m_([A-Za-z0-9._-]+)\.txt$`)
-
-// addModule decodes module memory in internal/sff's text form and adds
-// the module's temperature and the receive power of each lane with their
-// thresholds, as the phy collector exports them (lanes it leaves out as
-// unused are left out here too; lane numbers from 0). The evidence is the
-// first line of the memory dump.
-func (b *bundleSeries) addModule(file, text string) error {
-	m, err := sff.ParseTextDump(strings.NewReader(text))
-	if err != nil {
-		return err
-	}
-	mod, err := sff.Decode(m)
-	if err != nil {
-		return err
-	}
-	dev := "module"
-	if mm := moduleIface.FindStringSubmatch(path.Base(file)); mm != nil {
-		dev = mm[1]
-	}
-	ev := file
-	for i, l := range strings.Split(text, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "page ") {
-			ev = fmt.Sprintf("%s:%d", file, i+1)
-			break
-		}
-	}
-	finite := func(v *float64) bool { return v != nil && !math.IsNaN(*v) && !math.IsInf(*v, 0) }
-	thresholds := func(d *exposition.Desc, t *sff.Thresholds) {
-		if t == nil {
-			return
-		}
-		for i, v := range [4]*float64{&t.HighAlarm, t.HighWarning, t.LowWarning, &t.LowAlarm} {
-			if finite(v) {
-				b.add(d, *v, ev, dev, transceiverLevels[i])
-			}
-		}
-	}
-	if finite(mod.TemperatureCelsius) {
-		b.add(descTransceiverTemp, *mod.TemperatureCelsius, ev, dev)
-	}
-	thresholds(descTransceiverTempThreshold, mod.TemperatureThresholds)
-	for _, l := range mod.Lanes {
-		if finite(l.RxPowerWatts) && !phy.LaneUnused(l) {
-			b.add(descTransceiverRx, *l.RxPowerWatts, ev, dev, strconv.Itoa(l.Index-1))
-		}
-	}
-	thresholds(descTransceiverRxThreshold, mod.RxPowerThresholds)
-	return nil
-}
-
-// transceiverLevels are the phy collector's level label values, in the
-// order of sff.Thresholds' fields.
-var transceiverLevels = [4]string{"high_alarm", "high_warning", "low_warning", "low_alarm"}
 
 // pciSysfsLine is one line of `grep -H .` over PCI function attributes,
 // with or without the /sys/bus/pci/devices/ prefix:

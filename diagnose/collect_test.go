@@ -203,8 +203,8 @@ func TestModuleHealthy(t *testing.T) {
 	if len(r.Findings) != 0 || r.Files[0].Note != "" || r.Files[0].Kind != KindModuleDump {
 		t.Errorf("findings %+v, files %+v", r.Findings, r.Files)
 	}
-	var b bundleSeries
-	if err := b.addModule("ethtool_-m_eth0.txt", "page addr=0x50 bank=0 page=0x00\n00: zz\n"); err == nil {
+	var in phyInputs
+	if err := in.addModule("ethtool_-m_eth0.txt", "page addr=0x50 bank=0 page=0x00\n00: zz\n"); err == nil {
 		t.Error("no error for a bad row")
 	}
 }

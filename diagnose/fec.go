@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/nic-exporter/nic_exporter/collector/exposition"
 )
 
 // KindEthtoolFEC is the output of `ethtool [-I] --show-fec DEV`.
@@ -77,35 +75,4 @@ func ParseFEC(text string) (*FECState, error) {
 		return nil, fmt.Errorf("no \"FEC parameters for DEV:\" header")
 	}
 	return f, nil
-}
-
-// The FEC families, under the phy collector's names, labels and types
-// (docs/metrics.md; TestBundleFamiliesDocumented).
-var (
-	descFECMode = exposition.MustNewDesc("nic_phy_fec_mode_info",
-		"Active forward error correction mode (off, rs, baser, llrs), value 1 (ethtool --show-fec).",
-		exposition.Gauge, "device", "mode")
-	descFECCounters = map[string]*exposition.Desc{
-		"corrected_blocks": exposition.MustNewDesc("nic_phy_fec_corrected_blocks_total",
-			"FEC codewords (blocks) received with errors the FEC corrected (ethtool -I --show-fec corrected_blocks).",
-			exposition.Counter, "device"),
-		"uncorrectable_blocks": exposition.MustNewDesc("nic_phy_fec_uncorrectable_blocks_total",
-			"FEC codewords (blocks) received with errors the FEC could not correct (ethtool -I --show-fec uncorrectable_blocks).",
-			exposition.Counter, "device"),
-		"corrected_bits": exposition.MustNewDesc("nic_phy_fec_corrected_bit_errors_total",
-			"Bits the FEC corrected (ethtool -I --show-fec corrected_bits).",
-			exposition.Counter, "device"),
-	}
-)
-
-// addFEC adds the FEC mode and counters of an ethtool --show-fec output.
-func (b *bundleSeries) addFEC(file string, f *FECState) {
-	if f.Mode != "" {
-		b.add(descFECMode, 1, fmt.Sprintf("%s:%d", file, f.ModeLine), f.Interface, f.Mode)
-	}
-	for _, name := range []string{"corrected_blocks", "uncorrectable_blocks", "corrected_bits"} {
-		if v, ok := f.Counters[name]; ok {
-			b.add(descFECCounters[name], float64(v), fmt.Sprintf("%s:%d", file, f.CounterLines[name]), f.Interface)
-		}
-	}
 }

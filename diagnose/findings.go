@@ -169,6 +169,7 @@ func sampleSeries(r *Report, rules *logrules.Engine, alerts *ruleeval.Rules, at 
 	for _, f := range r.rdmaFiles {
 		evidence["rdma\x00"+f.path] = f.evidence
 	}
+	r.phy.evidence(evidence)
 	hwmonEvidence(r.hwmon, evidence)
 	addStatsEvidence(r.statsFiles, evidence)
 	// Last: the exporter's series and their evidence replace the ones
@@ -187,6 +188,9 @@ func whereRead(lbls map[string]string, evidence map[string]string) string {
 		return evidence["kmsg\x00"+lbls["device"]+"\x00"+lbls["event"]]
 	}
 	if at, ok := rdmaEvidence(lbls, evidence); ok {
+		return at
+	}
+	if at, ok := phyEvidence(lbls, evidence); ok {
 		return at
 	}
 	if at, ok := statsEvidence(lbls, evidence); ok {

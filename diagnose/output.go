@@ -242,6 +242,11 @@ func collect(r *Report, rules *logrules.Engine, at time.Time, log *zap.Logger) (
 		}
 		snaps = append(snaps, s)
 	}
+	if s, err := phySnapshot(&r.phy, at, log); err != nil {
+		return nil, fmt.Errorf("phy collector: %w", err)
+	} else if s != nil {
+		snaps = append(snaps, s)
+	}
 	if s := hwmonSnapshot(r, log); s != nil {
 		snaps = append(snaps, s)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nic-exporter/nic_exporter/collector/devlinkhealth"
+	"github.com/nic-exporter/nic_exporter/collector/exposition"
 )
 
 func readFixture(t testing.TB, p string) string {
@@ -197,18 +198,21 @@ func TestLinkDownReason(t *testing.T) {
 			if ls.DownEvents == nil || *ls.DownEvents != 7 || ls.DownEventsLine != 3 {
 				t.Errorf("link down events: %v line %d", ls.DownEvents, ls.DownEventsLine)
 			}
-			var b bundleSeries
-			b.addLink("ethtool.txt", ls)
-			var got []string
-			for _, s := range b.samples {
-				got = append(got, s.desc.Name())
+			// The daemon's phy collector over the link state gives the
+			// series.
+			var in phyInputs
+			in.addLink("ethtool.txt", ls)
+			snap, err := phySnapshot(&in, fixedNow, nil)
+			if err != nil {
+				t.Fatal(err)
 			}
-			want := []string{"nic_netdev_admin_up", "nic_netdev_carrier", "nic_phy_link_down_events_total"}
-			if tt.hasReason {
-				want = []string{"nic_netdev_admin_up", "nic_netdev_carrier", "nic_phy_link_down_reason", "nic_phy_link_down_events_total"}
+			text := string(snap.AppendFamilies(nil, exposition.Text, func(string) bool { return true }))
+			want := "nic_phy_link_down_events_total{device=\"eth0\"} 7"
+			if !strings.Contains(text, want) {
+				t.Errorf("no %s in\n%s", want, text)
 			}
-			if d := cmp.Diff(want, got); d != "" {
-				t.Errorf("series (-want +got):\n%s", d)
+			if reason := `nic_phy_link_down_reason{device="eth0",reason="` + tt.reason + `",substate="` + tt.substate + `"} 1`; strings.Contains(text, reason) != tt.hasReason {
+				t.Errorf("%s: %v, want %v, in\n%s", reason, !tt.hasReason, tt.hasReason, text)
 			}
 		})
 	}

@@ -39,27 +39,9 @@ var (
 	descCarrier = exposition.MustNewDesc("nic_netdev_carrier",
 		"1 if the interface has a carrier (ethtool DEV: Link detected), else 0.",
 		exposition.Gauge, "device")
-	descLinkDownReason = exposition.MustNewDesc("nic_phy_link_down_reason",
-		"1 while the link is down and the driver gives a reason (the parenthesis after \"Link detected: no\" in ethtool DEV, named as the phy collector names them).",
-		exposition.Gauge, "device", "reason", "substate")
-	descLinkDownEvents = exposition.MustNewDesc("nic_phy_link_down_events_total",
-		"Link down events the driver counted since it loaded (\"Link Down Events:\" in ethtool DEV).",
-		exposition.Counter, "device")
 	descCarrierChanges = exposition.MustNewDesc("nic_netdev_carrier_changes_total",
 		"Carrier changes (link flaps) since the interface was created (netdev sysfs carrier_changes).",
 		exposition.Counter, "device")
-	descTransceiverRx = exposition.MustNewDesc("nic_transceiver_rx_power_watts",
-		"Received optical power of one lane (lane from 0), from the module memory dump (ethtool -m).",
-		exposition.Gauge, "device", "lane")
-	descTransceiverRxThreshold = exposition.MustNewDesc("nic_transceiver_rx_power_threshold_watts",
-		"Received optical power alarm and warning thresholds the module advertises (ethtool -m).",
-		exposition.Gauge, "device", "level")
-	descTransceiverTemp = exposition.MustNewDesc("nic_transceiver_temperature_celsius",
-		"Module temperature reported by the module's own monitor (ethtool -m).",
-		exposition.Gauge, "device")
-	descTransceiverTempThreshold = exposition.MustNewDesc("nic_transceiver_temperature_threshold_celsius",
-		"Module temperature alarm and warning thresholds the module advertises (ethtool -m).",
-		exposition.Gauge, "device", "level")
 	descPCIeDegraded = exposition.MustNewDesc("nic_pcie_link_degraded",
 		"1 if the PCIe link trained below the device's capability (lspci -vvv: LnkSta below LnkCap; sysfs: current_link_speed or _width below max_), else 0.",
 		exposition.Gauge, "device", "pci_address")
@@ -193,12 +175,6 @@ func (b *bundleSeries) addLink(file string, ls *LinkSettings) {
 	ev := fmt.Sprintf("%s:%d", file, ls.DetectedLine)
 	b.add(descAdminUp, 1, ev, ls.Interface)
 	b.add(descCarrier, boolValue(ls.Detected), ev, ls.Interface)
-	if !ls.Detected && ls.DownReason != "" {
-		b.add(descLinkDownReason, 1, ev, ls.Interface, ls.DownReason, ls.DownSubstate)
-	}
-	if ls.DownEvents != nil {
-		b.add(descLinkDownEvents, float64(*ls.DownEvents), fmt.Sprintf("%s:%d", file, ls.DownEventsLine), ls.Interface)
-	}
 }
 
 // addPCI adds the PCIe link and error state of the network functions of
